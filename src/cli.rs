@@ -4,6 +4,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+use crate::commands::{check, rule};
 use crate::runtime;
 
 /// capslint: stop CPU oversubscription before it reaches a cluster.
@@ -17,6 +18,10 @@ pub struct Cli {
 /// The subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Check Python sources and Kubernetes manifests for thread and process pools sized to the node.
+    Check(check::CheckArgs),
+    /// Print a rule's documentation, or list every rule.
+    Rule(rule::RuleArgs),
     /// Inside a pod: compare the thread caps and the loaded thread pools with the CPU limit.
     Runtime(runtime::RuntimeArgs),
     /// Set every thread cap from the pod's CPU limit, then replace this process with CMD.
@@ -25,9 +30,28 @@ pub enum Command {
 
 /// Entry point of the binary.
 pub fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(error) => {
+            let code = if error.use_stderr() { 2 } else { 0 };
+            let _ = error.print();
+            return ExitCode::from(code);
+        }
+    };
     match &cli.command {
+        Command::Check(args) => run_in_pool(|| check::run(args)),
+        Command::Rule(args) => rule::run(args),
         Command::Runtime(args) => runtime::run_runtime(args),
         Command::Exec(args) => runtime::run_exec(args),
+    }
+}
+
+/// Runs `work` on a thread pool whose threads have deep stacks, so deeply nested input is parsed and
+/// walked without overflowing.
+fn run_in_pool(work: impl FnOnce() -> ExitCode + Send) -> ExitCode {
+    const STACK_BYTES: usize = 256 * 1024 * 1024;
+    match rayon::ThreadPoolBuilder::new().stack_size(STACK_BYTES).build() {
+        Ok(pool) => pool.install(work),
+        Err(_) => work(),
     }
 }

@@ -3,4 +3,16 @@
 //! The data flows one way: discover -> prefilter -> parse -> model -> rules -> suppress -> report.
 
 pub mod cli;
+pub mod commands;
+pub mod config;
+pub mod diagnostic;
+pub mod discover;
+pub mod lint;
+pub mod python;
+pub mod registry;
+pub mod report;
 pub mod runtime;
+pub mod selection;
+pub mod settings;
+pub mod source;
+pub mod suppress;

@@ -1,0 +1,4 @@
+//! The subcommands' implementations.
+
+pub mod check;
+pub mod rule;

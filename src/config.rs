@@ -1,0 +1,202 @@
+//! Configuration: `capslint.toml`, `.capslint.toml` or `[tool.capslint]` in `pyproject.toml`.
+//!
+//! Every key lives here. Files are validated strictly: an unknown key, a wrong type or an unknown rule
+//! code is an error with a span into the file (exit code 2).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use miette::{NamedSource, SourceSpan};
+use serde::Deserialize;
+use toml::Spanned;
+
+use crate::registry::{Rule, Severity};
+use crate::selection::resolve_selector;
+
+/// The file names searched, in order of preference within one directory.
+pub const CONFIG_FILE_NAMES: [&str; 3] = ["capslint.toml", ".capslint.toml", "pyproject.toml"];
+
+/// The thread-cap variables CAP203 requires by default: ADR-0096's five.
+pub const DEFAULT_THREAD_CAPS: [&str; 5] =
+    ["OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS", "LOKY_MAX_CPU_COUNT"];
+
+/// The GPU resource name checked by default.
+pub const DEFAULT_GPU_RESOURCE: &str = "nvidia.com/gpu";
+
+/// Every option a configuration file can set. Absent keys inherit the defaults.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct Options {
+    /// Rules to run instead of the defaults (codes, prefixes, names or `ALL`).
+    pub select: Option<Vec<Spanned<String>>>,
+    /// Rules to run in addition to the selection.
+    pub extend_select: Option<Vec<Spanned<String>>>,
+    /// Rules never to run.
+    pub ignore: Option<Vec<Spanned<String>>>,
+    /// Glob pattern -> rules to ignore in matching files.
+    pub per_file_ignores: Option<BTreeMap<String, Vec<Spanned<String>>>>,
+    /// Glob patterns of paths never checked (replaces the defaults).
+    pub exclude: Option<Vec<String>>,
+    /// Glob patterns of paths never checked, in addition to `exclude`.
+    pub extend_exclude: Option<Vec<String>>,
+    /// Report values of unknown provenance (parameters, `**kwargs`) as findings.
+    pub strict: Option<bool>,
+    /// Fully qualified functions that return a bound derived from the pod's CPU limit.
+    pub cap_helpers: Option<Vec<String>>,
+    /// The variables a container must set (CAP203) and that count as cap reads in Python.
+    pub thread_caps: Option<Vec<String>>,
+    /// GPU tenancy settings (CAP208, CAP209).
+    pub gpu: Option<GpuOptions>,
+    /// Settings of `capslint runtime` and `capslint exec`.
+    pub runtime: Option<RuntimeOptions>,
+    /// Rule code -> severity overrides.
+    pub severity: Option<BTreeMap<Spanned<String>, Severity>>,
+}
+
+/// The `[gpu]` table.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct GpuOptions {
+    /// The GPU extended resource (default `nvidia.com/gpu`).
+    pub resource: Option<String>,
+    /// The VRAM extended resource, e.g. `example.com/gpumem`; CAP208 runs only when it is set.
+    pub memory_resource: Option<String>,
+    /// The VRAM capacity advertised per node, in units of `memory-resource`; CAP209 runs only when set.
+    pub memory_capacity: Option<u64>,
+}
+
+/// The `[runtime]` table.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct RuntimeOptions {
+    /// The Downward API variable that carries `limits.cpu`.
+    pub limit_env: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct Pyproject {
+    tool: Option<PyprojectTool>,
+}
+
+#[derive(Deserialize)]
+struct PyprojectTool {
+    capslint: Option<Options>,
+}
+
+/// A configuration file that was found and parsed.
+#[derive(Debug, Clone)]
+pub struct ConfigFile {
+    /// Where it was read from.
+    pub path: PathBuf,
+    /// What it sets.
+    pub options: Options,
+}
+
+/// A configuration problem, rendered by miette with the offending span.
+#[derive(Debug, thiserror::Error, miette::Diagnostic)]
+pub enum ConfigError {
+    /// The file could not be read.
+    #[error("cannot read configuration file {path}: {source}")]
+    #[diagnostic(code(capslint::config))]
+    Io {
+        /// The file.
+        path: String,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The file is not valid, or a key or value is wrong.
+    #[error("invalid configuration in {path}: {message}")]
+    #[diagnostic(code(capslint::config), help("{help}"))]
+    Invalid {
+        /// The file.
+        path: String,
+        /// What is wrong.
+        message: String,
+        /// How to fix it.
+        help: String,
+        /// The file's text.
+        #[source_code]
+        source_code: NamedSource<String>,
+        /// The offending span.
+        #[label("{label}")]
+        span: Option<SourceSpan>,
+        /// The label under the span.
+        label: String,
+    },
+}
+
+const VALID_KEYS_HELP: &str = "valid keys: select, extend-select, ignore, per-file-ignores, exclude, extend-exclude, \
+strict, cap-helpers, thread-caps, [gpu] resource / memory-resource / memory-capacity, [runtime] limit-env, [severity]";
+
+impl ConfigFile {
+    /// Reads and validates a configuration file. A `pyproject.toml` without `[tool.capslint]` yields `None`.
+    pub fn load(path: &Path) -> Result<Option<ConfigFile>, ConfigError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|source| ConfigError::Io { path: path.display().to_string(), source })?;
+        Self::parse(path, text)
+    }
+
+    /// Parses the text of a configuration file named `path`.
+    pub fn parse(path: &Path, text: String) -> Result<Option<ConfigFile>, ConfigError> {
+        let is_pyproject = path.file_name().is_some_and(|name| name == "pyproject.toml");
+        let invalid =
+            |message: String, span: Option<std::ops::Range<usize>>, label: &str, help: &str| ConfigError::Invalid {
+                path: path.display().to_string(),
+                message,
+                help: help.to_string(),
+                source_code: NamedSource::new(path.display().to_string(), text.clone()),
+                span: span.map(SourceSpan::from),
+                label: label.to_string(),
+            };
+        let parsed = if is_pyproject {
+            toml::from_str::<Pyproject>(&text).map(|pyproject| pyproject.tool.and_then(|tool| tool.capslint))
+        } else {
+            toml::from_str::<Options>(&text).map(Some)
+        };
+        let options = match parsed {
+            Ok(Some(options)) => options,
+            Ok(None) => return Ok(None),
+            Err(error) => {
+                return Err(invalid(error.message().to_string(), error.span(), "this key or value", VALID_KEYS_HELP));
+            }
+        };
+        validate(&options).map_err(|(message, span)| {
+            invalid(message, Some(span), "not a rule", "run `capslint rule --all` for the list of rules")
+        })?;
+        Ok(Some(ConfigFile { path: path.to_path_buf(), options }))
+    }
+}
+
+/// Checks the values serde cannot: every rule selector must name at least one rule.
+fn validate(options: &Options) -> Result<(), (String, std::ops::Range<usize>)> {
+    let lists = [&options.select, &options.extend_select, &options.ignore];
+    let per_file = options.per_file_ignores.iter().flat_map(|map| map.values());
+    for selector in lists.into_iter().flatten().chain(per_file).flatten() {
+        if let Err(error) = resolve_selector(selector.get_ref()) {
+            return Err((error.to_string(), selector.span()));
+        }
+    }
+    for code in options.severity.iter().flat_map(|map| map.keys()) {
+        if Rule::from_code_or_name(code.get_ref()).is_none() {
+            return Err((format!("unknown rule `{}` in [severity]", code.get_ref()), code.span()));
+        }
+    }
+    Ok(())
+}
+
+/// Finds the configuration that applies in `directory`: the nearest `capslint.toml`, `.capslint.toml` or
+/// `pyproject.toml` with a `[tool.capslint]` table, searching upward.
+pub fn discover(directory: &Path) -> Result<Option<ConfigFile>, ConfigError> {
+    for ancestor in directory.ancestors() {
+        for name in CONFIG_FILE_NAMES {
+            let candidate = ancestor.join(name);
+            if candidate.is_file()
+                && let Some(config) = ConfigFile::load(&candidate)?
+            {
+                return Ok(Some(config));
+            }
+        }
+    }
+    Ok(None)
+}

@@ -1,0 +1,123 @@
+//! Findings as rules produce them, and diagnostics as every report format renders them.
+
+use std::sync::Arc;
+
+use ruff_text_size::TextRange;
+
+use crate::registry::{Rule, Severity};
+use crate::source::{Location, SourceFile};
+
+/// A secondary span in the same file, with its own short label.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Label {
+    /// The byte range the label points at.
+    pub range: TextRange,
+    /// What the reader should notice there.
+    pub text: String,
+}
+
+/// A span in another file that contributes to a finding (e.g. a container counted in a cross-file total).
+#[derive(Debug, Clone)]
+pub struct Related {
+    /// The other file.
+    pub file: Arc<SourceFile>,
+    /// The byte range in that file.
+    pub range: TextRange,
+    /// What it contributes.
+    pub text: String,
+}
+
+/// What a rule reports: a code, the exact span of the offending expression or node, and the words around it.
+#[derive(Debug, Clone)]
+pub struct Finding {
+    /// The rule that fired.
+    pub rule: Rule,
+    /// The offending expression or YAML node.
+    pub range: TextRange,
+    /// One line that names the callee or container and the problem.
+    pub message: String,
+    /// The label under the primary span.
+    pub label: String,
+    /// The fix, in one line.
+    pub help: Option<String>,
+    /// Other places in the same file that explain the finding.
+    pub secondary: Vec<Label>,
+    /// Places in other files that explain the finding.
+    pub related: Vec<Related>,
+}
+
+impl Finding {
+    /// A finding of `rule` at `range` with `message`; the label defaults to empty.
+    pub fn new(rule: Rule, range: TextRange, message: impl Into<String>) -> Self {
+        Finding {
+            rule,
+            range,
+            message: message.into(),
+            label: String::new(),
+            help: None,
+            secondary: Vec::new(),
+            related: Vec::new(),
+        }
+    }
+
+    /// Sets the label under the primary span.
+    #[must_use]
+    pub fn label(mut self, label: impl Into<String>) -> Self {
+        self.label = label.into();
+        self
+    }
+
+    /// Sets the one-line fix.
+    #[must_use]
+    pub fn help(mut self, help: impl Into<String>) -> Self {
+        self.help = Some(help.into());
+        self
+    }
+
+    /// Adds a labelled secondary span in the same file.
+    #[must_use]
+    pub fn secondary(mut self, range: TextRange, text: impl Into<String>) -> Self {
+        self.secondary.push(Label { range, text: text.into() });
+        self
+    }
+
+    /// Adds a labelled span in another file.
+    #[must_use]
+    pub fn related(mut self, file: Arc<SourceFile>, range: TextRange, text: impl Into<String>) -> Self {
+        self.related.push(Related { file, range, text: text.into() });
+        self
+    }
+}
+
+/// A finding placed in its file, with the severity the configuration gives its rule.
+#[derive(Debug, Clone)]
+pub struct Diagnostic {
+    /// What the rule reported.
+    pub finding: Finding,
+    /// The file it is in.
+    pub file: Arc<SourceFile>,
+    /// The configured severity.
+    pub severity: Severity,
+}
+
+impl Diagnostic {
+    /// The rule that fired.
+    pub fn rule(&self) -> Rule {
+        self.finding.rule
+    }
+
+    /// Where the primary span starts.
+    pub fn start(&self) -> Location {
+        self.file.location(self.finding.range.start())
+    }
+
+    /// Where the primary span ends (exclusive column, as ruff reports it).
+    pub fn end(&self) -> Location {
+        self.file.location(self.finding.range.end())
+    }
+
+    /// The ordering key of every report: file, then row and column, then code.
+    pub fn sort_key(&self) -> (&str, Location, &'static str, Location) {
+        (self.file.display_name(), self.start(), self.rule().code(), self.end())
+    }
+}

@@ -1,0 +1,173 @@
+//! The per-file pipeline: read -> prefilter -> parse and check -> suppress, run in parallel over files
+//! with each file's failure (unreadable, not UTF-8, a panic) contained to that file.
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+
+use aho_corasick::AhoCorasick;
+use rayon::prelude::*;
+use ruff_text_size::{TextRange, TextSize};
+
+use crate::diagnostic::{Diagnostic, Finding};
+use crate::discover::FileKind;
+use crate::python;
+use crate::registry::{Family, Rule};
+use crate::settings::Settings;
+use crate::source::SourceFile;
+use crate::suppress;
+
+/// Files larger than this are reported instead of read.
+pub const MAX_FILE_BYTES: u64 = 256 * 1024 * 1024;
+
+/// One input to check.
+#[derive(Debug, Clone)]
+pub struct Input {
+    /// Where to read it (`None` for text already in memory, e.g. stdin).
+    pub path: PathBuf,
+    /// The name shown in reports.
+    pub display_name: String,
+    /// The kind of file.
+    pub kind: FileKind,
+    /// The text, when it was read already (stdin).
+    pub text: Option<String>,
+}
+
+/// What checking one file produced.
+#[derive(Debug, Default)]
+pub struct FileResult {
+    /// Its diagnostics.
+    pub diagnostics: Vec<Diagnostic>,
+    /// I/O problems that stop the file from being checked (exit code 2).
+    pub errors: Vec<String>,
+}
+
+/// Everything a run produced, sorted.
+#[derive(Debug, Default)]
+pub struct RunResult {
+    /// Diagnostics, sorted by file, row, column, code.
+    pub diagnostics: Vec<Diagnostic>,
+    /// I/O errors, sorted.
+    pub errors: Vec<String>,
+    /// How many files were checked.
+    pub files_checked: usize,
+}
+
+fn python_prefilter() -> &'static AhoCorasick {
+    static AUTOMATON: OnceLock<AhoCorasick> = OnceLock::new();
+    AUTOMATON.get_or_init(|| {
+        let mut words: Vec<&str> = python::PREFILTER_WORDS.to_vec();
+        words.extend(["noqa", "NOQA"]);
+        AhoCorasick::new(words).expect("prefilter words are valid patterns")
+    })
+}
+
+/// Checks every input in parallel and merges the results in a deterministic order.
+pub fn check_inputs(inputs: Vec<Input>, settings: &Settings) -> RunResult {
+    let results: Vec<FileResult> = inputs.into_par_iter().map(|input| check_input(input, settings)).collect();
+    let files_checked = results.len();
+    let mut run = RunResult { files_checked, ..RunResult::default() };
+    for result in results {
+        run.diagnostics.extend(result.diagnostics);
+        run.errors.extend(result.errors);
+    }
+    run.diagnostics.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
+    run.errors.sort();
+    run
+}
+
+/// Reads and checks one input, turning a panic into a CAP001 internal error for that file alone.
+pub fn check_input(input: Input, settings: &Settings) -> FileResult {
+    let display_name = input.display_name.clone();
+    let path = input.path.clone();
+    match catch_unwind(AssertUnwindSafe(|| check_input_inner(input, settings))) {
+        Ok(result) => result,
+        Err(panic) => {
+            let reason = panic
+                .downcast_ref::<&str>()
+                .map(|text| (*text).to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".to_string());
+            let file = Arc::new(SourceFile::new(path, display_name, String::new()));
+            let finding = Finding::new(
+                Rule::SyntaxError,
+                TextRange::empty(TextSize::from(0)),
+                format!("internal error while checking this file: {reason}"),
+            )
+            .label("not checked")
+            .help("please report this with the file attached");
+            FileResult {
+                diagnostics: vec![Diagnostic { finding, severity: settings.severity(Rule::SyntaxError), file }],
+                errors: Vec::new(),
+            }
+        }
+    }
+}
+
+fn read(path: &Path) -> Result<Vec<u8>, String> {
+    let metadata = std::fs::metadata(path).map_err(|error| format!("{}: {error}", path.display()))?;
+    if !metadata.is_file() {
+        return Err(format!("{}: not a regular file", path.display()));
+    }
+    if metadata.len() > MAX_FILE_BYTES {
+        return Err(format!("{}: larger than {} MiB, not checked", path.display(), MAX_FILE_BYTES >> 20));
+    }
+    std::fs::read(path).map_err(|error| format!("{}: {error}", path.display()))
+}
+
+fn check_input_inner(input: Input, settings: &Settings) -> FileResult {
+    let rules = settings.rules_for(&input.path);
+    let bytes = match input.text {
+        Some(text) => text.into_bytes(),
+        None => match read(&input.path) {
+            Ok(bytes) => bytes,
+            Err(error) => return FileResult { diagnostics: Vec::new(), errors: vec![error] },
+        },
+    };
+    let text = match String::from_utf8(bytes) {
+        Ok(text) => text,
+        Err(error) => {
+            let valid_up_to = error.utf8_error().valid_up_to();
+            let lossy = String::from_utf8_lossy(error.as_bytes()).into_owned();
+            // The valid prefix is the same in the lossy text, so the offset carries over.
+            let offset = TextSize::from(valid_up_to as u32);
+            let file = Arc::new(SourceFile::new(input.path, input.display_name, lossy));
+            if !rules.contains(Rule::SyntaxError) {
+                return FileResult::default();
+            }
+            let finding = Finding::new(
+                Rule::SyntaxError,
+                TextRange::empty(offset),
+                format!("file is not valid UTF-8 (invalid byte at offset {valid_up_to})"),
+            )
+            .label("invalid UTF-8 here")
+            .help("save the file as UTF-8");
+            return FileResult {
+                diagnostics: vec![Diagnostic { finding, severity: settings.severity(Rule::SyntaxError), file }],
+                errors: Vec::new(),
+            };
+        }
+    };
+    let file = Arc::new(SourceFile::new(input.path, input.display_name, text));
+    let findings = match input.kind {
+        FileKind::Python => check_python(&file, rules, settings),
+        FileKind::Yaml => Vec::new(),
+    };
+    let diagnostics = findings
+        .into_iter()
+        .map(|finding| Diagnostic { severity: settings.severity(finding.rule), finding, file: Arc::clone(&file) })
+        .collect();
+    FileResult { diagnostics, errors: Vec::new() }
+}
+
+fn check_python(file: &SourceFile, rules: crate::selection::RuleSet, settings: &Settings) -> Vec<Finding> {
+    let any_python = rules.iter().any(|rule| rule.family() == Family::Python);
+    if !any_python && !rules.contains(Rule::SyntaxError) {
+        return Vec::new();
+    }
+    if settings.prefilter && !python_prefilter().is_match(file.text()) {
+        return Vec::new();
+    }
+    let outcome = python::check(file.text(), rules, settings);
+    suppress::apply_noqa(outcome.findings, &outcome.comments, file, rules)
+}

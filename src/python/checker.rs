@@ -1,0 +1,298 @@
+//! The single AST walk that runs every enabled Python rule, tracking the current scope, the enclosing
+//! joblib contexts (`with parallel_config(...)`) and the enclosing function for execution order.
+
+use ruff_python_ast::visitor::{self, Visitor};
+use ruff_python_ast::{self as ast, Expr, Stmt};
+use ruff_text_size::{Ranged, TextRange, TextSize};
+use rustc_hash::FxHashSet;
+
+use super::env::EnvWrite;
+use super::knowledge::{self, JoblibCall};
+use super::resolve::{At, Resolver, Value};
+use super::rules;
+use super::semantic::{ScopeId, ScopeKind};
+use crate::diagnostic::Finding;
+use crate::registry::Rule;
+use crate::selection::RuleSet;
+
+/// How a joblib context manager configures the `Parallel` calls inside it.
+#[derive(Debug, Clone)]
+pub struct ParallelContext {
+    /// The backend it sets, if it names one.
+    pub backend: Option<Backend>,
+    /// Whether it bounds the threads of each worker (`inner_max_num_threads`, or a cap helper).
+    pub inner_capped: bool,
+}
+
+/// A joblib backend, as far as CAP103 cares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    /// `loky` or `multiprocessing`: worker processes that each size their own thread pools.
+    Process,
+    /// `threading` or `sequential`: no new process.
+    Threads,
+    /// Something else (`dask`, `ray`, an expression).
+    Other,
+}
+
+/// The state of the walk and the place where rules report.
+pub struct Checker<'m, 'a> {
+    /// Names and values.
+    pub resolver: Resolver<'m, 'a>,
+    /// The rules to run.
+    pub rules: RuleSet,
+    /// Whether unknown provenance is reported.
+    pub strict: bool,
+    /// The file's text.
+    pub source: &'a str,
+    /// The current scope.
+    pub scope: ScopeId,
+    /// Enclosing joblib contexts, innermost last.
+    pub contexts: Vec<ParallelContext>,
+    /// Enclosing functions: name and the scope the `def` is in.
+    pub functions: Vec<(&'a str, ScopeId)>,
+    findings: Vec<Finding>,
+    reported: FxHashSet<(Rule, TextRange)>,
+}
+
+impl<'m, 'a> Checker<'m, 'a> {
+    /// A checker for one module.
+    pub fn new(resolver: Resolver<'m, 'a>, rules: RuleSet, strict: bool, source: &'a str) -> Self {
+        Checker {
+            resolver,
+            rules,
+            strict,
+            source,
+            scope: ScopeId::MODULE,
+            contexts: Vec::new(),
+            functions: Vec::new(),
+            findings: Vec::new(),
+            reported: FxHashSet::default(),
+        }
+    }
+
+    /// The findings, in the order they were reported.
+    pub fn into_findings(self) -> Vec<Finding> {
+        self.findings
+    }
+
+    /// Whether `rule` runs.
+    pub fn enabled(&self, rule: Rule) -> bool {
+        self.rules.contains(rule)
+    }
+
+    /// The position of an expression in the current scope.
+    pub fn at(&self, offset: TextSize) -> At {
+        At { scope: self.scope, offset }
+    }
+
+    /// The source text of a range.
+    pub fn text(&self, range: TextRange) -> &'a str {
+        &self.source[range]
+    }
+
+    /// The canonical qualified name of a callee, if it is an import.
+    pub fn callee(&self, call: &'a ast::ExprCall) -> Option<String> {
+        self.resolver.qualified_name(&call.func, self.at(call.range().start()))
+    }
+
+    /// The callee as written, shortened for messages.
+    pub fn callee_display(&self, call: &ast::ExprCall) -> String {
+        let text = self.text(call.func.range());
+        if text.len() > 60 { format!("{}...", &text[..text.floor_char_boundary(57)]) } else { text.to_string() }
+    }
+
+    /// Reports a finding once per rule and span.
+    pub fn report(&mut self, finding: Finding) {
+        if self.enabled(finding.rule) && self.reported.insert((finding.rule, finding.range)) {
+            self.findings.push(finding);
+        }
+    }
+
+    /// Evaluates an expression in the current scope.
+    pub fn eval(&self, expr: &'a Expr) -> super::resolve::Resolved<'a> {
+        self.resolver.eval(expr, self.at(expr.range().start()))
+    }
+
+    fn enter_with_item(&mut self, item: &'a ast::WithItem) -> bool {
+        let Expr::Call(call) = &item.context_expr else { return false };
+        let Some(callee) = self.callee(call) else { return false };
+        if self.resolver_is_cap_helper(&callee) {
+            self.contexts.push(ParallelContext { backend: None, inner_capped: true });
+            return true;
+        }
+        let Some(kind) = JoblibCall::from_name(&callee) else { return false };
+        if kind == JoblibCall::Parallel {
+            return false;
+        }
+        let backend = call_argument(call, "backend", Some(0)).map(|backend| self.backend_of(backend));
+        let inner_capped = call_argument(call, "inner_max_num_threads", None)
+            .is_some_and(|value| !matches!(self.eval(value).value, Value::None));
+        self.contexts.push(ParallelContext { backend, inner_capped });
+        true
+    }
+
+    fn resolver_is_cap_helper(&self, callee: &str) -> bool {
+        self.resolver.is_cap_helper(callee)
+    }
+
+    /// Classifies a backend argument.
+    pub fn backend_of(&self, expr: &'a Expr) -> Backend {
+        match self.eval(expr).value {
+            Value::Str(name) => match name.as_str() {
+                "loky" | "multiprocessing" => Backend::Process,
+                "threading" | "sequential" => Backend::Threads,
+                _ => Backend::Other,
+            },
+            Value::None => Backend::Process,
+            _ => Backend::Other,
+        }
+    }
+
+    fn check_call(&mut self, call: &'a ast::ExprCall) {
+        let callee = self.callee(call);
+        let callee = callee.as_deref();
+        rules::n_jobs_all_cores::call(self, call, callee);
+        rules::missing_thread_count::call(self, call, callee);
+        rules::unbounded_joblib_parallel::call(self, call, callee);
+        rules::unsized_process_pool::call(self, call, callee);
+        rules::node_cpu_count::call(self, call, callee);
+        rules::kpo::call(self, call, callee);
+        if let Some(write) = EnvWrite::from_call(self, call, callee) {
+            self.check_env_write(&write);
+        }
+    }
+
+    fn check_env_write(&mut self, write: &EnvWrite<'a>) {
+        rules::node_cpu_count::env_write(self, write);
+        rules::late_thread_cap::env_write(self, write);
+    }
+
+    fn enter_scope(&mut self, node_start: TextSize) -> ScopeId {
+        let outer = self.scope;
+        if let Some(scope) = self.resolver.model().scope_of_node(node_start) {
+            self.scope = scope;
+        }
+        outer
+    }
+}
+
+/// The argument bound to `name`, by keyword or at the positional `index`.
+pub fn call_argument<'a>(call: &'a ast::ExprCall, name: &str, index: Option<usize>) -> Option<&'a Expr> {
+    call.arguments
+        .find_keyword(name)
+        .map(|keyword| &keyword.value)
+        .or_else(|| index.and_then(|index| call.arguments.args.get(index)).filter(|arg| !arg.is_starred_expr()))
+}
+
+/// The `**mapping` splats of a call.
+pub fn kwargs_splats<'a>(call: &'a ast::ExprCall) -> impl Iterator<Item = &'a Expr> {
+    call.arguments.keywords.iter().filter(|keyword| keyword.arg.is_none()).map(|keyword| &keyword.value)
+}
+
+impl<'a> Visitor<'a> for Checker<'_, 'a> {
+    fn visit_stmt(&mut self, stmt: &'a Stmt) {
+        match stmt {
+            Stmt::FunctionDef(function) => {
+                for decorator in &function.decorator_list {
+                    self.visit_decorator(decorator);
+                }
+                rules::n_jobs_all_cores::parameters(self, &function.parameters);
+                for parameter in function.parameters.iter_non_variadic_params() {
+                    if let Some(default) = parameter.default() {
+                        self.visit_expr(default);
+                    }
+                }
+                let contexts = std::mem::take(&mut self.contexts);
+                self.functions.push((function.name.as_str(), self.scope));
+                let outer = self.enter_scope(function.range.start());
+                self.visit_body(&function.body);
+                self.scope = outer;
+                self.functions.pop();
+                self.contexts = contexts;
+            }
+            Stmt::ClassDef(class) => {
+                for decorator in &class.decorator_list {
+                    self.visit_decorator(decorator);
+                }
+                if let Some(arguments) = &class.arguments {
+                    self.visit_arguments(arguments);
+                }
+                let outer = self.enter_scope(class.range.start());
+                rules::n_jobs_all_cores::class_body(self, &class.body);
+                self.visit_body(&class.body);
+                self.scope = outer;
+            }
+            Stmt::With(with_stmt) => {
+                let mut pushed = 0;
+                for item in &with_stmt.items {
+                    self.visit_with_item(item);
+                    pushed += usize::from(self.enter_with_item(item));
+                }
+                self.visit_body(&with_stmt.body);
+                self.contexts.truncate(self.contexts.len() - pushed);
+            }
+            Stmt::Assign(assign) => {
+                visitor::walk_stmt(self, stmt);
+                for target in &assign.targets {
+                    if let Some(write) = EnvWrite::from_assignment(self, target, &assign.value) {
+                        self.check_env_write(&write);
+                    }
+                    rules::n_jobs_all_cores::subscript_assignment(self, target, &assign.value);
+                }
+            }
+            _ => visitor::walk_stmt(self, stmt),
+        }
+    }
+
+    fn visit_expr(&mut self, expr: &'a Expr) {
+        match expr {
+            Expr::Call(call) => {
+                self.check_call(call);
+                visitor::walk_expr(self, expr);
+            }
+            Expr::Dict(dict) => {
+                rules::n_jobs_all_cores::dict_literal(self, dict);
+                rules::node_cpu_count::dict_literal(self, dict);
+                visitor::walk_expr(self, expr);
+            }
+            Expr::Lambda(lambda) => {
+                if let Some(parameters) = &lambda.parameters {
+                    for parameter in parameters.iter_non_variadic_params() {
+                        if let Some(default) = parameter.default() {
+                            self.visit_expr(default);
+                        }
+                    }
+                }
+                let outer = self.enter_scope(lambda.range.start());
+                self.visit_expr(&lambda.body);
+                self.scope = outer;
+            }
+            Expr::ListComp(ast::ExprListComp { range, .. })
+            | Expr::SetComp(ast::ExprSetComp { range, .. })
+            | Expr::Generator(ast::ExprGenerator { range, .. })
+            | Expr::DictComp(ast::ExprDictComp { range, .. }) => {
+                let outer = self.enter_scope(range.start());
+                visitor::walk_expr(self, expr);
+                self.scope = outer;
+            }
+            _ => visitor::walk_expr(self, expr),
+        }
+    }
+}
+
+impl Checker<'_, '_> {
+    /// The module-level function whose call decides when the current code runs, if the code is in one.
+    /// `None` means module-level code (including class bodies); `Some(None)` a method or nested
+    /// function whose call time is unknown; `Some(Some(name))` a module-level function.
+    pub fn enclosing_module_function(&self) -> Option<Option<&str>> {
+        let (name, parent) = self.functions.first()?;
+        let model = self.resolver.model();
+        Some((*parent == ScopeId::MODULE && model.scope_kind(*parent) == ScopeKind::Module).then_some(*name))
+    }
+
+    /// Whether `callee` is a thread-count keyword target of a booster, for messages.
+    pub fn booster_of(callee: Option<&str>) -> Option<knowledge::Booster> {
+        callee.and_then(knowledge::Booster::from_module)
+    }
+}

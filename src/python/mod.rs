@@ -1,0 +1,82 @@
+//! Python sources: parse with ruff's parser, build the semantic model, run the CAP1xx rules.
+//!
+//! All code that touches ruff's AST lives under this module, so a parser upgrade is one module's diff.
+
+mod checker;
+mod env;
+pub mod knowledge;
+mod resolve;
+mod rules;
+mod semantic;
+
+use ruff_python_ast::PySourceType;
+use ruff_python_ast::token::TokenKind;
+use ruff_python_ast::visitor::Visitor;
+use ruff_python_parser::parse_unchecked_source;
+use ruff_text_size::TextRange;
+
+use crate::diagnostic::Finding;
+use crate::registry::Rule;
+use crate::selection::RuleSet;
+use crate::settings::Settings;
+
+pub use resolve::CapNames;
+
+/// What checking one Python file produced: findings and the comments (for `# noqa`).
+#[derive(Debug, Default)]
+pub struct PythonOutcome {
+    /// The findings, unsuppressed.
+    pub findings: Vec<Finding>,
+    /// Every comment's range.
+    pub comments: Vec<TextRange>,
+}
+
+/// The words without which no CAP1xx rule can fire: a file containing none of them is never parsed.
+pub const PREFILTER_WORDS: &[&str] = &[
+    "n_jobs",
+    "thread_count",
+    "num_thread",
+    "nthread",
+    "joblib",
+    "arallel",
+    "lightgbm",
+    "xgboost",
+    "catboost",
+    "Pool",
+    "get_reusable_executor",
+    "cpu_count",
+    "sched_getaffinity",
+    "environ",
+    "putenv",
+    "PodOperator",
+    "kubernetes",
+];
+
+/// Parses `text` and runs the enabled Python rules.
+pub fn check(text: &str, rules: RuleSet, settings: &Settings) -> PythonOutcome {
+    let parsed = parse_unchecked_source(text, PySourceType::Python);
+    let comments = parsed
+        .tokens()
+        .iter()
+        .filter(|token| token.kind() == TokenKind::Comment)
+        .map(ruff_text_size::Ranged::range)
+        .collect();
+    if let Some(error) = parsed.errors().first() {
+        let mut findings = Vec::new();
+        if rules.contains(Rule::SyntaxError) {
+            findings.push(
+                Finding::new(Rule::SyntaxError, error.location, format!("Python syntax error: {}", error.error))
+                    .label("cannot parse this")
+                    .help("fix the syntax; the other rules run only on files that parse"),
+            );
+        }
+        return PythonOutcome { findings, comments };
+    }
+    let module = parsed.syntax();
+    let model = semantic::SemanticModel::build(&module.body);
+    let caps = settings.cap_names();
+    let resolver = resolve::Resolver::new(&model, &caps);
+    let mut checker = checker::Checker::new(resolver, rules, settings.strict, text);
+    checker.visit_body(&module.body);
+    PythonOutcome { findings: checker.into_findings(), comments }
+}

@@ -1,0 +1,682 @@
+//! Resolution on top of the semantic model: what a callee is, fully qualified, and what a value
+//! resolves to (constants, dicts and merges, node CPU counts, cap reads), following names a reader would.
+
+use ruff_python_ast::{self as ast, Expr, Number, Operator, UnaryOp};
+use ruff_text_size::{Ranged, TextRange, TextSize};
+
+use super::knowledge::{self, CAP_VARIABLES, NODE_CPU_COUNT_CALLS, QUOTA_AWARE_CPU_COUNT_CALLS};
+use super::semantic::{Binding, BindingKind, DictMutation, ScopeId, SemanticModel};
+
+/// Bounds recursion through names, so cyclic or very deep definitions cannot hang or overflow.
+const MAX_DEPTH: u32 = 24;
+
+/// A position in the program: the scope an expression is evaluated in and where.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct At {
+    /// The scope of the use.
+    pub scope: ScopeId,
+    /// The offset of the use.
+    pub offset: TextSize,
+}
+
+/// Why a value could not be resolved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unknown {
+    /// A function parameter: the caller decides.
+    Parameter,
+    /// Something else (an attribute, a call result, another module's value, conflicting definitions).
+    Other,
+}
+
+/// One entry of a resolved dict, evaluated lazily where it was written.
+#[derive(Debug, Clone)]
+pub struct DictEntry<'a> {
+    /// The key.
+    pub key: String,
+    /// The whole entry (`"n_jobs": -1`, or `n_jobs=-1` in `dict(...)`), for reporting.
+    pub range: TextRange,
+    /// The value expression.
+    pub value: &'a Expr,
+    /// Where the value is evaluated.
+    pub at: At,
+}
+
+/// A dict literal, `dict(...)` call or merge, with later mutations applied.
+#[derive(Debug, Clone, Default)]
+pub struct DictValue<'a> {
+    /// The entries, later ones overriding earlier ones with the same key.
+    pub entries: Vec<DictEntry<'a>>,
+    /// Whether part of it could not be resolved (`**unknown`, `.update(unknown)`).
+    pub open: bool,
+    /// Where the dict literal was written, if it came through a name.
+    pub origin: Option<TextRange>,
+}
+
+impl<'a> DictValue<'a> {
+    /// The effective entry for `key`: the last one written.
+    pub fn get(&self, key: &str) -> Option<&DictEntry<'a>> {
+        self.entries.iter().rev().find(|entry| entry.key == key)
+    }
+
+    /// The effective entries, one per key, in first-written order of their final value.
+    pub fn effective_entries(&self) -> impl Iterator<Item = &DictEntry<'a>> {
+        self.entries
+            .iter()
+            .enumerate()
+            .filter(|(index, entry)| !self.entries[index + 1..].iter().any(|later| later.key == entry.key))
+            .map(|(_, entry)| entry)
+    }
+}
+
+/// What an expression resolves to.
+#[derive(Debug, Clone)]
+pub enum Value<'a> {
+    /// An integer.
+    Int(i64),
+    /// A float.
+    Float(f64),
+    /// A string.
+    Str(String),
+    /// `True` / `False`.
+    Bool(bool),
+    /// `None`.
+    None,
+    /// A dict.
+    Dict(DictValue<'a>),
+    /// A tuple or list of string literals (e.g. the variables a loop sets).
+    Strings(Vec<String>),
+    /// Derived from a node-wide CPU count; `call` names the function, `origin` is the call.
+    NodeCpus {
+        /// The counting function, as written canonically (`os.cpu_count`).
+        call: &'static str,
+        /// The call expression.
+        origin: TextRange,
+    },
+    /// Derived from the size of the data (`len(...)`).
+    DataSize {
+        /// The `len(...)` call.
+        origin: TextRange,
+    },
+    /// Bounded by the pod's CPU cap: a cap variable read, a configured helper, a quota-aware count.
+    Capped,
+    /// Not known statically.
+    Unknown(Unknown),
+}
+
+impl Value<'_> {
+    /// Whether the value is a known number (int, or float truncated as joblib does).
+    pub fn as_int(&self) -> Option<i64> {
+        match self {
+            Value::Int(value) => Some(*value),
+            Value::Float(value) if value.is_finite() => Some(value.floor() as i64),
+            Value::Bool(value) => Some(i64::from(*value)),
+            _ => None,
+        }
+    }
+}
+
+/// A resolved value and, when it came through a name, where that name was bound.
+#[derive(Debug, Clone)]
+pub struct Resolved<'a> {
+    /// The value.
+    pub value: Value<'a>,
+    /// The first binding followed, for a secondary label ("`N_JOBS` is defined here").
+    pub binding: Option<TextRange>,
+}
+
+impl<'a> Resolved<'a> {
+    fn of(value: Value<'a>) -> Self {
+        Resolved { value, binding: None }
+    }
+
+    fn through(mut self, binding: TextRange) -> Self {
+        self.binding.get_or_insert(binding);
+        self
+    }
+}
+
+/// The names that make a value "bounded": cap variables and helper functions.
+#[derive(Debug, Clone, Default)]
+pub struct CapNames {
+    /// Configured thread-cap variables (plus the Downward API variable).
+    pub variables: Vec<String>,
+    /// Configured helper functions (fully qualified).
+    pub helpers: Vec<String>,
+}
+
+impl CapNames {
+    /// Whether reading `variable` yields a value bounded by the pod's CPU cap.
+    pub fn is_cap_variable(&self, variable: &str) -> bool {
+        CAP_VARIABLES.contains(&variable)
+            || self.variables.iter().any(|name| name == variable)
+            || variable.ends_with("CPU_LIMIT")
+    }
+}
+
+/// Answers "what is this callee?" and "what does this value resolve to?" for one module.
+pub struct Resolver<'m, 'a> {
+    model: &'m SemanticModel<'a>,
+    caps: &'m CapNames,
+}
+
+impl<'m, 'a> Resolver<'m, 'a> {
+    /// A resolver over `model` that recognises the given cap names.
+    pub fn new(model: &'m SemanticModel<'a>, caps: &'m CapNames) -> Self {
+        Resolver { model, caps }
+    }
+
+    /// Whether `name` is a configured helper that returns a bound derived from the pod's CPU limit.
+    pub fn is_cap_helper(&self, name: &str) -> bool {
+        self.caps.helpers.iter().any(|helper| helper == name)
+    }
+
+    /// Whether reading the environment variable `name` yields a bounded value.
+    pub fn is_cap_variable(&self, name: &str) -> bool {
+        self.caps.is_cap_variable(name)
+    }
+
+    /// Follows a name to the single expression it was assigned from, with the position to evaluate it at.
+    pub fn definition(&self, expr: &'a Expr, at: At) -> (&'a Expr, At) {
+        let mut current = (expr, at);
+        for _ in 0..MAX_DEPTH {
+            let Expr::Name(name) = current.0 else { break };
+            let Some((scope, bindings)) =
+                self.model.reaching_bindings(name.id.as_str(), current.1.scope, current.1.offset)
+            else {
+                break;
+            };
+            let [binding] = bindings.as_slice() else { break };
+            let BindingKind::Assign(value) = binding.kind else { break };
+            current = (value, At { scope, offset: binding.range.start() });
+        }
+        current
+    }
+
+    /// The semantic model.
+    pub fn model(&self) -> &'m SemanticModel<'a> {
+        self.model
+    }
+
+    /// The canonical qualified name of `expr` (`jb.Parallel` -> `joblib.Parallel`), if it is an import.
+    pub fn qualified_name(&self, expr: &'a Expr, at: At) -> Option<String> {
+        self.raw_qualified_name(expr, at, 0).map(|name| knowledge::canonical(&name).into_owned())
+    }
+
+    fn raw_qualified_name(&self, expr: &'a Expr, at: At, depth: u32) -> Option<String> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        match expr {
+            Expr::Name(name) => {
+                let id = name.id.as_str();
+                match self.model.reaching_bindings(id, at.scope, at.offset) {
+                    Some((scope, bindings)) => {
+                        let mut names = bindings.iter().map(|binding| self.binding_qualified(binding, scope, depth));
+                        let first = names.next()??;
+                        names.all(|other| other.as_deref() == Some(first.as_str())).then_some(first)
+                    }
+                    None => {
+                        self.star_imported(id, at.scope).or_else(|| is_builtin(id).then(|| format!("builtins.{id}")))
+                    }
+                }
+            }
+            Expr::Attribute(attribute) => {
+                let base = self.raw_qualified_name(&attribute.value, at, depth + 1)?;
+                Some(format!("{base}.{}", attribute.attr.as_str()))
+            }
+            Expr::Call(call) => {
+                let base = self.raw_qualified_name(&call.func, at, depth + 1)?;
+                let canonical = knowledge::canonical(&base);
+                // Only calls whose result is itself a namespace we know are followed.
+                matches!(canonical.as_ref(), "multiprocessing.get_context" | "threadpoolctl.ThreadpoolController")
+                    .then(|| format!("{canonical}()"))
+            }
+            _ => None,
+        }
+    }
+
+    fn binding_qualified(&self, binding: &Binding<'a>, scope: ScopeId, depth: u32) -> Option<String> {
+        match binding.kind {
+            BindingKind::Import(index) => Some(self.model.import_name(index).to_string()),
+            BindingKind::Assign(value) => {
+                let at = At { scope, offset: binding.range.start() };
+                self.raw_qualified_name(value, at, depth + 1)
+            }
+            _ => None,
+        }
+    }
+
+    fn star_imported(&self, name: &str, scope: ScopeId) -> Option<String> {
+        let mut current = Some(scope);
+        while let Some(id) = current {
+            if let [module] = self.model.star_imports(id) {
+                return Some(format!("{module}.{name}"));
+            }
+            current = self.model.parent(id);
+        }
+        None
+    }
+
+    /// Evaluates `expr` as far as the module lets a reader.
+    pub fn eval(&self, expr: &'a Expr, at: At) -> Resolved<'a> {
+        self.eval_depth(expr, at, 0)
+    }
+
+    fn eval_depth(&self, expr: &'a Expr, at: At, depth: u32) -> Resolved<'a> {
+        if depth > MAX_DEPTH {
+            return Resolved::of(Value::Unknown(Unknown::Other));
+        }
+        let value = match expr {
+            Expr::NumberLiteral(number) => match &number.value {
+                Number::Int(int) => int.as_i64().map_or(Value::Unknown(Unknown::Other), Value::Int),
+                Number::Float(float) => Value::Float(*float),
+                Number::Complex { .. } => Value::Unknown(Unknown::Other),
+            },
+            Expr::StringLiteral(string) => Value::Str(string.value.to_str().to_string()),
+            Expr::BooleanLiteral(boolean) => Value::Bool(boolean.value),
+            Expr::NoneLiteral(_) => Value::None,
+            Expr::UnaryOp(unary) => {
+                let operand = self.eval_depth(&unary.operand, at, depth + 1);
+                let value = match (unary.op, &operand.value) {
+                    (UnaryOp::USub, Value::Int(value)) => {
+                        value.checked_neg().map_or(Value::Unknown(Unknown::Other), Value::Int)
+                    }
+                    (UnaryOp::USub, Value::Float(value)) => Value::Float(-value),
+                    (UnaryOp::UAdd, value @ (Value::Int(_) | Value::Float(_))) => value.clone(),
+                    _ => Value::Unknown(Unknown::Other),
+                };
+                return Resolved { value, binding: operand.binding };
+            }
+            Expr::BinOp(binary) => return self.eval_binary(binary, at, depth),
+            Expr::BoolOp(boolean) => {
+                let values: Vec<Resolved<'a>> =
+                    boolean.values.iter().map(|value| self.eval_depth(value, at, depth + 1)).collect();
+                let binding = values.iter().find_map(|value| value.binding);
+                let value =
+                    if let Some(node) = values.iter().find(|value| matches!(value.value, Value::NodeCpus { .. })) {
+                        node.value.clone()
+                    } else {
+                        Value::Unknown(Unknown::Other)
+                    };
+                return Resolved { value, binding };
+            }
+            Expr::If(conditional) => {
+                let body = self.eval_depth(&conditional.body, at, depth + 1);
+                let orelse = self.eval_depth(&conditional.orelse, at, depth + 1);
+                return if same_value(&body.value, &orelse.value) {
+                    body
+                } else {
+                    Resolved::of(Value::Unknown(Unknown::Other))
+                };
+            }
+            Expr::Name(name) => return self.eval_name(name, at, depth),
+            Expr::Dict(dict) => Value::Dict(self.eval_dict_literal(dict, at, depth)),
+            Expr::Tuple(ast::ExprTuple { elts, .. }) | Expr::List(ast::ExprList { elts, .. }) => {
+                let strings: Option<Vec<String>> = elts
+                    .iter()
+                    .map(|element| match self.eval_depth(element, at, depth + 1).value {
+                        Value::Str(string) => Some(string),
+                        _ => None,
+                    })
+                    .collect();
+                strings.map_or(Value::Unknown(Unknown::Other), Value::Strings)
+            }
+            Expr::Subscript(subscript) => return self.eval_subscript(subscript, at, depth),
+            Expr::Call(call) => return self.eval_call(call, at, depth),
+            Expr::Named(named) => return self.eval_depth(&named.value, at, depth + 1),
+            _ => Value::Unknown(Unknown::Other),
+        };
+        Resolved::of(value)
+    }
+
+    fn eval_name(&self, name: &'a ast::ExprName, at: At, depth: u32) -> Resolved<'a> {
+        let Some((scope, bindings)) = self.model.reaching_bindings(name.id.as_str(), at.scope, at.offset) else {
+            return Resolved::of(Value::Unknown(Unknown::Other));
+        };
+        let mut resolved: Option<Resolved<'a>> = None;
+        for binding in &bindings {
+            let value = self.eval_binding(name.id.as_str(), binding, scope, at, depth).through(binding.range);
+            match &resolved {
+                None => resolved = Some(value),
+                Some(previous) if same_value(&previous.value, &value.value) => {}
+                Some(_) => return Resolved::of(Value::Unknown(Unknown::Other)),
+            }
+        }
+        resolved.unwrap_or_else(|| Resolved::of(Value::Unknown(Unknown::Other)))
+    }
+
+    fn eval_binding(&self, name: &str, binding: &Binding<'a>, scope: ScopeId, use_at: At, depth: u32) -> Resolved<'a> {
+        let at = At { scope, offset: binding.range.start() };
+        match binding.kind {
+            BindingKind::Assign(value) => {
+                let mut resolved = self.eval_depth(value, at, depth + 1);
+                if let Value::Dict(dict) = &mut resolved.value {
+                    dict.origin.get_or_insert(value.range());
+                    // Mutations between the binding and the use, in the binding's scope.
+                    let until = if scope == use_at.scope { use_at.offset } else { TextSize::from(u32::MAX) };
+                    for mutation in self.model.mutations(name, scope, until) {
+                        if mutation.offset <= binding.range.start() {
+                            continue;
+                        }
+                        self.apply_mutation(dict, mutation.kind, At { scope, offset: mutation.offset }, depth);
+                    }
+                }
+                resolved
+            }
+            BindingKind::ForTarget(iterable) => match self.eval_depth(iterable, at, depth + 1).value {
+                strings @ Value::Strings(_) => Resolved::of(strings),
+                _ => Resolved::of(Value::Unknown(Unknown::Other)),
+            },
+            BindingKind::Parameter => Resolved::of(Value::Unknown(Unknown::Parameter)),
+            _ => Resolved::of(Value::Unknown(Unknown::Other)),
+        }
+    }
+
+    fn apply_mutation(&self, dict: &mut DictValue<'a>, mutation: DictMutation<'a>, at: At, depth: u32) {
+        match mutation {
+            DictMutation::Set { key, value } => match self.eval_depth(key, at, depth + 1).value {
+                Value::Str(key) => {
+                    dict.entries.push(DictEntry { key, range: TextRange::new(value.start(), value.end()), value, at })
+                }
+                _ => dict.open = true,
+            },
+            DictMutation::Call(call) => {
+                let method = match call.func.as_ref() {
+                    Expr::Attribute(attribute) => attribute.attr.as_str(),
+                    _ => "",
+                };
+                match method {
+                    "update" => {
+                        for argument in &call.arguments.args {
+                            match self.eval_depth(argument, at, depth + 1).value {
+                                Value::Dict(other) => merge(dict, other),
+                                _ => dict.open = true,
+                            }
+                        }
+                        self.add_keywords(dict, &call.arguments.keywords, at, depth);
+                    }
+                    "setdefault" => {
+                        if let [key, value, ..] = &call.arguments.args[..]
+                            && let Value::Str(key) = self.eval_depth(key, at, depth + 1).value
+                        {
+                            if dict.get(&key).is_none() {
+                                dict.entries.push(DictEntry { key, range: value.range(), value, at });
+                            }
+                        } else {
+                            dict.open = true;
+                        }
+                    }
+                    _ => dict.open = true,
+                }
+            }
+        }
+    }
+
+    fn add_keywords(&self, dict: &mut DictValue<'a>, keywords: &'a [ast::Keyword], at: At, depth: u32) {
+        for keyword in keywords {
+            match &keyword.arg {
+                Some(arg) => dict.entries.push(DictEntry {
+                    key: arg.as_str().to_string(),
+                    range: keyword.range(),
+                    value: &keyword.value,
+                    at,
+                }),
+                None => match self.eval_depth(&keyword.value, at, depth + 1).value {
+                    Value::Dict(other) => merge(dict, other),
+                    _ => dict.open = true,
+                },
+            }
+        }
+    }
+
+    fn eval_dict_literal(&self, dict: &'a ast::ExprDict, at: At, depth: u32) -> DictValue<'a> {
+        let mut value = DictValue::default();
+        for item in &dict.items {
+            match &item.key {
+                Some(key) => match self.eval_depth(key, at, depth + 1).value {
+                    Value::Str(key_text) => value.entries.push(DictEntry {
+                        key: key_text,
+                        range: TextRange::new(key.start(), item.value.end()),
+                        value: &item.value,
+                        at,
+                    }),
+                    _ => value.open = true,
+                },
+                None => match self.eval_depth(&item.value, at, depth + 1).value {
+                    Value::Dict(other) => merge(&mut value, other),
+                    _ => value.open = true,
+                },
+            }
+        }
+        value
+    }
+
+    fn eval_subscript(&self, subscript: &'a ast::ExprSubscript, at: At, depth: u32) -> Resolved<'a> {
+        if let Some(variable) = self.environ_subscript(subscript, at) {
+            return Resolved::of(self.env_read(&variable));
+        }
+        let container = self.eval_depth(&subscript.value, at, depth + 1);
+        if let Value::Dict(dict) = &container.value
+            && let Value::Str(key) = self.eval_depth(&subscript.slice, at, depth + 1).value
+            && let Some(entry) = dict.get(&key)
+            && !dict.open
+        {
+            let resolved = self.eval_depth(entry.value, entry.at, depth + 1);
+            return match container.binding {
+                Some(binding) => resolved.through(binding),
+                None => resolved,
+            };
+        }
+        Resolved::of(Value::Unknown(Unknown::Other))
+    }
+
+    /// `os.environ["NAME"]` -> `NAME`.
+    pub fn environ_subscript(&self, subscript: &'a ast::ExprSubscript, at: At) -> Option<String> {
+        if self.qualified_name(&subscript.value, at).as_deref() != Some("os.environ") {
+            return None;
+        }
+        match self.eval(&subscript.slice, at).value {
+            Value::Str(name) => Some(name),
+            _ => None,
+        }
+    }
+
+    fn env_read(&self, variable: &str) -> Value<'a> {
+        if self.caps.is_cap_variable(variable) { Value::Capped } else { Value::Unknown(Unknown::Other) }
+    }
+
+    fn eval_call(&self, call: &'a ast::ExprCall, at: At, depth: u32) -> Resolved<'a> {
+        let Some(callee) = self.qualified_name(&call.func, at) else {
+            return self.eval_method_call(call, at, depth);
+        };
+        let arguments = &call.arguments;
+        let first = arguments.args.first();
+        let value = match callee.as_str() {
+            name if NODE_CPU_COUNT_CALLS.contains(&name) => {
+                let call_name =
+                    NODE_CPU_COUNT_CALLS.iter().find(|known| **known == name).copied().unwrap_or("os.cpu_count");
+                Value::NodeCpus { call: call_name, origin: call.range() }
+            }
+            name if QUOTA_AWARE_CPU_COUNT_CALLS.contains(&name) => Value::Capped,
+            name if self.caps.helpers.iter().any(|helper| helper == name) => Value::Capped,
+            "builtins.len" => match first.map(|argument| self.qualified_name_of_call(argument, at)) {
+                Some(Some(inner)) if inner == "os.sched_getaffinity" => {
+                    Value::NodeCpus { call: "os.sched_getaffinity", origin: call.range() }
+                }
+                _ => Value::DataSize { origin: call.range() },
+            },
+            "builtins.int" | "builtins.round" | "math.floor" | "math.ceil" | "math.trunc" | "builtins.abs" => {
+                return match first {
+                    Some(argument) => {
+                        let inner = self.eval_depth(argument, at, depth + 1);
+                        let value = match inner.value {
+                            Value::Str(text) => {
+                                text.trim().parse::<i64>().map_or(Value::Unknown(Unknown::Other), Value::Int)
+                            }
+                            Value::Float(float) if callee == "math.ceil" => Value::Int(float.ceil() as i64),
+                            Value::Float(float) => Value::Int(float.trunc() as i64),
+                            other => other,
+                        };
+                        Resolved { value, binding: inner.binding }
+                    }
+                    None => Resolved::of(Value::Int(0)),
+                };
+            }
+            "builtins.float" => {
+                return first
+                    .map_or(Resolved::of(Value::Float(0.0)), |argument| self.eval_depth(argument, at, depth + 1));
+            }
+            "builtins.str" => {
+                return match first {
+                    Some(argument) => {
+                        let inner = self.eval_depth(argument, at, depth + 1);
+                        let value = match inner.value {
+                            Value::Int(int) => Value::Str(int.to_string()),
+                            other => other,
+                        };
+                        Resolved { value, binding: inner.binding }
+                    }
+                    None => Resolved::of(Value::Str(String::new())),
+                };
+            }
+            "builtins.min" | "builtins.max" => return self.eval_min_max(call, callee == "builtins.min", at, depth),
+            "builtins.dict" => {
+                let mut dict = DictValue::default();
+                for argument in &arguments.args {
+                    match self.eval_depth(argument, at, depth + 1).value {
+                        Value::Dict(other) => merge(&mut dict, other),
+                        _ => dict.open = true,
+                    }
+                }
+                self.add_keywords(&mut dict, &arguments.keywords, at, depth);
+                Value::Dict(dict)
+            }
+            "os.getenv" | "os.environ.get" => {
+                match first.map(|argument| self.eval_depth(argument, at, depth + 1).value) {
+                    Some(Value::Str(variable)) => self.env_read(&variable),
+                    _ => Value::Unknown(Unknown::Other),
+                }
+            }
+            _ => Value::Unknown(Unknown::Other),
+        };
+        Resolved::of(value)
+    }
+
+    /// `params.copy()` keeps the dict; other method calls are unknown.
+    fn eval_method_call(&self, call: &'a ast::ExprCall, at: At, depth: u32) -> Resolved<'a> {
+        if let Expr::Attribute(attribute) = call.func.as_ref()
+            && attribute.attr.as_str() == "copy"
+            && call.arguments.is_empty()
+        {
+            let inner = self.eval_depth(&attribute.value, at, depth + 1);
+            if matches!(inner.value, Value::Dict(_)) {
+                return inner;
+            }
+        }
+        Resolved::of(Value::Unknown(Unknown::Other))
+    }
+
+    fn qualified_name_of_call(&self, expr: &'a Expr, at: At) -> Option<String> {
+        match expr {
+            Expr::Call(call) => self.qualified_name(&call.func, at),
+            _ => None,
+        }
+    }
+
+    fn eval_min_max(&self, call: &'a ast::ExprCall, is_min: bool, at: At, depth: u32) -> Resolved<'a> {
+        if !call.arguments.keywords.is_empty() || call.arguments.args.len() < 2 {
+            return Resolved::of(Value::Unknown(Unknown::Other));
+        }
+        let values: Vec<Resolved<'a>> =
+            call.arguments.args.iter().map(|argument| self.eval_depth(argument, at, depth + 1)).collect();
+        let binding = values.iter().find_map(|value| value.binding);
+        let node =
+            values.iter().find(|value| matches!(value.value, Value::NodeCpus { .. })).map(|value| value.value.clone());
+        let data =
+            values.iter().find(|value| matches!(value.value, Value::DataSize { .. })).map(|value| value.value.clone());
+        let any = |predicate: fn(&Value<'a>) -> bool| values.iter().any(|value| predicate(&value.value));
+        let ints: Option<Vec<i64>> = values.iter().map(|value| value.value.as_int()).collect();
+        let value = if let Some(ints) = ints {
+            let result = if is_min { ints.iter().min() } else { ints.iter().max() };
+            result.map_or(Value::Unknown(Unknown::Other), |value| Value::Int(*value))
+        } else if is_min {
+            // The minimum is bounded as soon as one argument is a cap; it is node-sized only if every other
+            // argument is a literal or another unbounded count.
+            if any(|value| matches!(value, Value::Capped)) {
+                Value::Capped
+            } else if any(|value| {
+                matches!(value, Value::Unknown(_) | Value::None | Value::Str(_) | Value::Dict(_) | Value::Strings(_))
+            }) {
+                Value::Unknown(Unknown::Other)
+            } else {
+                node.or(data).unwrap_or(Value::Unknown(Unknown::Other))
+            }
+        } else {
+            // The maximum is at least as large as any unbounded argument.
+            node.or(data).unwrap_or(
+                if any(|value| matches!(value, Value::Capped)) && !any(|value| matches!(value, Value::Unknown(_))) {
+                    Value::Capped
+                } else {
+                    Value::Unknown(Unknown::Other)
+                },
+            )
+        };
+        Resolved { value, binding }
+    }
+
+    fn eval_binary(&self, binary: &'a ast::ExprBinOp, at: At, depth: u32) -> Resolved<'a> {
+        let left = self.eval_depth(&binary.left, at, depth + 1);
+        let right = self.eval_depth(&binary.right, at, depth + 1);
+        let binding = left.binding.or(right.binding);
+        let value = match (&left.value, &right.value) {
+            (Value::Int(a), Value::Int(b)) => {
+                int_arithmetic(*a, binary.op, *b).map_or(Value::Unknown(Unknown::Other), Value::Int)
+            }
+            (Value::Dict(a), Value::Dict(b)) if binary.op == Operator::BitOr => {
+                let mut merged = a.clone();
+                merge(&mut merged, b.clone());
+                Value::Dict(merged)
+            }
+            // Arithmetic on a node count stays node-sized (`os.cpu_count() - 1`, `os.cpu_count() // 2`).
+            (node @ Value::NodeCpus { .. }, _) | (_, node @ Value::NodeCpus { .. }) => node.clone(),
+            (data @ Value::DataSize { .. }, Value::Int(_)) | (Value::Int(_), data @ Value::DataSize { .. }) => {
+                data.clone()
+            }
+            _ => Value::Unknown(Unknown::Other),
+        };
+        Resolved { value, binding }
+    }
+}
+
+fn int_arithmetic(a: i64, op: Operator, b: i64) -> Option<i64> {
+    match op {
+        Operator::Add => a.checked_add(b),
+        Operator::Sub => a.checked_sub(b),
+        Operator::Mult => a.checked_mul(b),
+        Operator::FloorDiv if b != 0 => Some(a.div_euclid(b) - i64::from(a.rem_euclid(b) != 0 && b < 0)),
+        Operator::Mod if b != 0 => Some(a.rem_euclid(b)),
+        _ => None,
+    }
+}
+
+fn merge<'a>(into: &mut DictValue<'a>, other: DictValue<'a>) {
+    into.entries.extend(other.entries);
+    into.open |= other.open;
+}
+
+/// Whether two resolved values are the same for the purposes of the rules.
+fn same_value(a: &Value<'_>, b: &Value<'_>) -> bool {
+    match (a, b) {
+        (Value::Int(a), Value::Int(b)) => a == b,
+        (Value::Str(a), Value::Str(b)) => a == b,
+        (Value::Bool(a), Value::Bool(b)) => a == b,
+        (Value::None, Value::None) | (Value::Capped, Value::Capped) => true,
+        (Value::NodeCpus { .. }, Value::NodeCpus { .. }) => true,
+        (Value::Strings(a), Value::Strings(b)) => a == b,
+        _ => false,
+    }
+}
+
+fn is_builtin(name: &str) -> bool {
+    matches!(name, "len" | "int" | "float" | "str" | "min" | "max" | "round" | "abs" | "dict")
+}

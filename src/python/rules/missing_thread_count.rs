@@ -1,0 +1,117 @@
+//! CAP102 missing-thread-count: LightGBM, XGBoost and CatBoost without an explicit thread count.
+
+use ruff_python_ast as ast;
+use ruff_text_size::{Ranged, TextRange};
+
+use crate::diagnostic::Finding;
+use crate::python::checker::{Checker, call_argument, kwargs_splats};
+use crate::python::knowledge::{Booster, BoosterEntry, booster_entry, is_thread_count_keyword};
+use crate::python::resolve::{DictValue, Value};
+use crate::registry::Rule;
+
+/// What a call says about its thread count.
+enum ThreadCount {
+    /// Given, and not `None`.
+    Explicit,
+    /// Given as `None`: explicitly the library default.
+    DefaultNone(TextRange),
+    /// Not given.
+    Missing,
+    /// Cannot tell (`**kwargs`, a params dict of unknown provenance).
+    Unknown,
+}
+
+fn from_dict(dict: &DictValue<'_>, checker: &Checker<'_, '_>) -> ThreadCount {
+    match dict.effective_entries().find(|entry| is_thread_count_keyword(&entry.key)) {
+        Some(entry) => match checker.resolver.eval(entry.value, entry.at).value {
+            Value::None => ThreadCount::DefaultNone(entry.range),
+            _ => ThreadCount::Explicit,
+        },
+        None if dict.open => ThreadCount::Unknown,
+        None => ThreadCount::Missing,
+    }
+}
+
+fn from_keywords<'a>(checker: &Checker<'_, 'a>, call: &'a ast::ExprCall, booster: Booster) -> ThreadCount {
+    for keyword in &call.arguments.keywords {
+        if let Some(arg) = &keyword.arg
+            && is_thread_count_keyword(arg.as_str())
+        {
+            return match checker.eval(&keyword.value).value {
+                Value::None => ThreadCount::DefaultNone(keyword.range()),
+                _ => ThreadCount::Explicit,
+            };
+        }
+    }
+    let mut unknown = false;
+    let params = (booster == Booster::CatBoost).then(|| call_argument(call, "params", None)).flatten();
+    for mapping in params.into_iter().chain(kwargs_splats(call)) {
+        match checker.eval(mapping).value {
+            Value::Dict(dict) => match from_dict(&dict, checker) {
+                ThreadCount::Missing => {}
+                ThreadCount::Unknown => unknown = true,
+                found => return found,
+            },
+            _ => unknown = true,
+        }
+    }
+    if unknown { ThreadCount::Unknown } else { ThreadCount::Missing }
+}
+
+/// Checks booster constructors and training calls.
+pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall, callee: Option<&str>) {
+    if !checker.enabled(Rule::MissingThreadCount) {
+        return;
+    }
+    let Some((booster, entry)) = callee.and_then(booster_entry) else { return };
+    let display = checker.callee_display(call);
+    let keyword = booster.thread_keyword(entry);
+    let (count, range, secondary): (ThreadCount, TextRange, Option<TextRange>) = match entry {
+        BoosterEntry::Estimator => (from_keywords(checker, call, booster), call.func.range(), None),
+        BoosterEntry::Train => match call_argument(call, "params", Some(0)) {
+            None => (ThreadCount::Missing, call.func.range(), None),
+            Some(params) => {
+                let resolved = checker.eval(params);
+                match &resolved.value {
+                    Value::Dict(dict) => {
+                        let origin = dict.origin.filter(|origin| !params.range().contains_range(*origin));
+                        (from_dict(dict, checker), params.range(), origin)
+                    }
+                    _ => (ThreadCount::Unknown, params.range(), None),
+                }
+            }
+        },
+    };
+    let default = booster.default_behaviour(entry);
+    let finding = match count {
+        ThreadCount::Explicit => return,
+        ThreadCount::Unknown if !checker.strict => return,
+        ThreadCount::Unknown => Finding::new(
+            Rule::MissingThreadCount,
+            range,
+            format!("`{display}` gets its thread count from a value capslint cannot see (strict mode)"),
+        )
+        .label("thread count of unknown provenance"),
+        ThreadCount::DefaultNone(none_range) => Finding::new(
+            Rule::MissingThreadCount,
+            none_range,
+            format!("`{display}` is given `{keyword}=None`, the library default: {default}"),
+        )
+        .label("explicitly the default"),
+        ThreadCount::Missing => {
+            Finding::new(Rule::MissingThreadCount, range, format!("`{display}` has no thread count: {default}")).label(
+                match entry {
+                    BoosterEntry::Train => format!("no `{keyword}` in these params"),
+                    BoosterEntry::Estimator => format!("no `{keyword}`"),
+                },
+            )
+        }
+    };
+    let mut finding = finding.help(format!(
+        "pass `{keyword}` derived from the pod's CPU limit, e.g. `{keyword}=int(os.environ[\"OMP_NUM_THREADS\"])`"
+    ));
+    if let Some(origin) = secondary {
+        finding = finding.secondary(origin, "params defined here");
+    }
+    checker.report(finding);
+}

@@ -1,0 +1,220 @@
+//! CAP101 n-jobs-all-cores: a parallelism argument that means "every core of the node".
+
+use ruff_python_ast::{self as ast, Expr, Stmt};
+use ruff_text_size::{Ranged, TextRange};
+
+use crate::diagnostic::Finding;
+use crate::python::checker::{Checker, call_argument, kwargs_splats};
+use crate::python::knowledge::{Booster, BoosterEntry, booster_entry, is_query_call, is_thread_count_keyword};
+use crate::python::resolve::{Resolved, Value};
+use crate::registry::Rule;
+
+const HELP: &str = "pass a count derived from the pod's CPU limit, e.g. `n_jobs=int(os.environ[\"OMP_NUM_THREADS\"])`, \
+or `n_jobs=1` and let the thread caps use the budget";
+
+/// Whether `value` means "all cores" for a call into `booster` (`<= 0` for XGBoost and LightGBM).
+fn all_cores(value: i64, booster: Option<Booster>) -> bool {
+    value < 0 || (value == 0 && matches!(booster, Some(Booster::LightGbm | Booster::XgBoost)))
+}
+
+fn meaning(value: i64, booster: Option<Booster>) -> String {
+    match (value, booster) {
+        (0, Some(booster)) => format!("{} treats 0 as \"every core OpenMP sees\"", booster.name()),
+        (_, Some(Booster::XgBoost)) => "XGBoost treats any value <= 0 as \"every core\"".to_string(),
+        (_, Some(Booster::LightGbm)) => "LightGBM treats a negative value as \"every core\"".to_string(),
+        (-1, _) => "-1 means one worker per node core".to_string(),
+        (value, _) => format!("{value} means \"all cores but {}\", still sized to the node", -value - 1),
+    }
+}
+
+fn report(
+    checker: &mut Checker<'_, '_>,
+    range: TextRange,
+    subject: String,
+    value: i64,
+    booster: Option<Booster>,
+    resolved: &Resolved<'_>,
+) {
+    let mut finding = Finding::new(
+        Rule::NJobsAllCores,
+        range,
+        format!("{subject} asks for every CPU of the node, not the pod's CPU limit"),
+    )
+    .label(if resolved.binding.is_some() {
+        format!("resolves to {value}: {}", meaning(value, booster))
+    } else {
+        meaning(value, booster)
+    })
+    .help(HELP);
+    if let Some(binding) = resolved.binding
+        && !range.contains_range(binding)
+    {
+        finding = finding.secondary(binding, format!("set to {value} here"));
+    }
+    checker.report(finding);
+}
+
+/// Thread-count keyword arguments of any call, `parallel_backend()` without `n_jobs`, and params dicts
+/// with a `0` thread count passed to XGBoost or LightGBM.
+pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall, callee: Option<&str>) {
+    if !checker.enabled(Rule::NJobsAllCores) || callee.is_some_and(is_query_call) {
+        return;
+    }
+    let booster = Checker::booster_of(callee);
+    let display = checker.callee_display(call);
+    for keyword in &call.arguments.keywords {
+        let Some(arg) = &keyword.arg else { continue };
+        if !is_thread_count_keyword(arg.as_str()) {
+            continue;
+        }
+        let resolved = checker.eval(&keyword.value);
+        if let Some(value) = resolved.value.as_int().filter(|value| all_cores(*value, booster))
+            && matches!(resolved.value, Value::Int(_))
+        {
+            report(
+                checker,
+                keyword.range(),
+                format!("`{display}({arg}={})`", checker.text(keyword.value.range())),
+                value,
+                booster,
+                &resolved,
+            );
+        }
+    }
+    if callee == Some("joblib.parallel_backend")
+        && call_argument(call, "n_jobs", Some(1)).is_none()
+        && kwargs_splats(call).next().is_none()
+    {
+        checker.report(
+            Finding::new(
+                Rule::NJobsAllCores,
+                call.func.range(),
+                format!("`{display}(...)` without `n_jobs` defaults to `n_jobs=-1`: every CPU of the node"),
+            )
+            .label("`n_jobs` defaults to -1 here")
+            .help("pass `n_jobs` explicitly, derived from the pod's CPU limit, or use `parallel_config`, whose default is unset"),
+        );
+    }
+    // A params dict handed to a booster: a 0 entry means "all cores" there, a negative one everywhere.
+    if booster.is_some() {
+        let params = match callee.and_then(booster_entry) {
+            Some((_, BoosterEntry::Train)) => call_argument(call, "params", Some(0)),
+            _ => call_argument(call, "params", None),
+        };
+        for dict_expr in params.into_iter().chain(kwargs_splats(call)) {
+            let Value::Dict(dict) = checker.eval(dict_expr).value else { continue };
+            for entry in dict.effective_entries() {
+                if !is_thread_count_keyword(&entry.key) {
+                    continue;
+                }
+                let resolved = checker.resolver.eval(entry.value, entry.at);
+                if let Value::Int(value) = resolved.value
+                    && all_cores(value, booster)
+                {
+                    let subject =
+                        format!("`\"{}\": {}` passed to `{display}`", entry.key, checker.text(entry.value.range()));
+                    report(checker, entry.range, subject, value, booster, &resolved);
+                }
+            }
+        }
+    }
+}
+
+/// `{"n_jobs": -1}` anywhere: such a dict is splatted into a call sooner or later.
+pub fn dict_literal<'a>(checker: &mut Checker<'_, 'a>, dict: &'a ast::ExprDict) {
+    if !checker.enabled(Rule::NJobsAllCores) {
+        return;
+    }
+    for item in &dict.items {
+        let Some(Expr::StringLiteral(key)) = &item.key else { continue };
+        let key = key.value.to_str();
+        if !is_thread_count_keyword(key) {
+            continue;
+        }
+        let resolved = checker.eval(&item.value);
+        if let Value::Int(value) = resolved.value
+            && value < 0
+        {
+            let range = TextRange::new(item.key.as_ref().map_or(item.value.start(), Ranged::start), item.value.end());
+            report(
+                checker,
+                range,
+                format!("`\"{key}\": {}`", checker.text(item.value.range())),
+                value,
+                None,
+                &resolved,
+            );
+        }
+    }
+}
+
+/// `params["n_jobs"] = -1`.
+pub fn subscript_assignment<'a>(checker: &mut Checker<'_, 'a>, target: &'a Expr, value: &'a Expr) {
+    if !checker.enabled(Rule::NJobsAllCores) {
+        return;
+    }
+    let Expr::Subscript(subscript) = target else { return };
+    let Value::Str(key) = checker.eval(&subscript.slice).value else { return };
+    if !is_thread_count_keyword(&key) {
+        return;
+    }
+    let resolved = checker.eval(value);
+    if let Value::Int(number) = resolved.value
+        && number < 0
+    {
+        let range = TextRange::new(target.start(), value.end());
+        report(checker, range, format!("`{}`", checker.text(range)), number, None, &resolved);
+    }
+}
+
+/// `def fit(X, n_jobs=-1)`: every caller that omits the argument gets all cores.
+pub fn parameters<'a>(checker: &mut Checker<'_, 'a>, parameters: &'a ast::Parameters) {
+    if !checker.enabled(Rule::NJobsAllCores) {
+        return;
+    }
+    for parameter in parameters.iter_non_variadic_params() {
+        let name = parameter.name().as_str();
+        let Some(default) = parameter.default() else { continue };
+        if !is_thread_count_keyword(name) {
+            continue;
+        }
+        let resolved = checker.eval(default);
+        if let Value::Int(value) = resolved.value
+            && value < 0
+        {
+            report(
+                checker,
+                parameter.range(),
+                format!("the default `{}`", checker.text(parameter.range())),
+                value,
+                None,
+                &resolved,
+            );
+        }
+    }
+}
+
+/// Class attributes used as defaults (`n_jobs: int = -1` in a dataclass or settings class).
+pub fn class_body<'a>(checker: &mut Checker<'_, 'a>, body: &'a [Stmt]) {
+    if !checker.enabled(Rule::NJobsAllCores) {
+        return;
+    }
+    for stmt in body {
+        let (target, value) = match stmt {
+            Stmt::Assign(ast::StmtAssign { targets, value, .. }) if targets.len() == 1 => (&targets[0], value.as_ref()),
+            Stmt::AnnAssign(ast::StmtAnnAssign { target, value: Some(value), .. }) => (target.as_ref(), value.as_ref()),
+            _ => continue,
+        };
+        let Expr::Name(name) = target else { continue };
+        if !is_thread_count_keyword(name.id.as_str()) {
+            continue;
+        }
+        let resolved = checker.eval(value);
+        if let Value::Int(number) = resolved.value
+            && number < 0
+        {
+            let range = TextRange::new(stmt.start(), value.end());
+            report(checker, range, format!("the class default `{}`", checker.text(range)), number, None, &resolved);
+        }
+    }
+}

@@ -1,0 +1,103 @@
+//! CAP105 node-cpu-count: `os.cpu_count()` and friends flowing into a parallelism argument.
+//!
+//! Where a more specific rule covers the same argument (CAP103 for joblib's `n_jobs`, CAP104 for a
+//! process pool's size), that rule reports it and this one stays quiet, unless the specific rule is off.
+
+use ruff_python_ast::{self as ast, Expr};
+use ruff_text_size::{Ranged, TextRange};
+
+use crate::diagnostic::Finding;
+use crate::python::checker::Checker;
+use crate::python::env::EnvWrite;
+use crate::python::knowledge::{
+    JoblibCall, PARALLELISM_KEYWORDS, POSITIONAL_PARALLELISM, PROCESS_POOLS, is_thread_count_keyword,
+};
+use crate::python::resolve::Value;
+use crate::registry::Rule;
+
+const HELP: &str = "derive the count from the pod's CPU limit (the Downward API variable or a thread cap such as \
+`int(os.environ[\"OMP_NUM_THREADS\"])`): `os.cpu_count()` ignores the cgroup quota";
+
+fn check_value<'a>(checker: &mut Checker<'_, 'a>, range: TextRange, value: &'a Expr, target: &str) {
+    let resolved = checker.eval(value);
+    let Value::NodeCpus { call: counter, origin } = resolved.value else { return };
+    let mut finding = Finding::new(
+        Rule::NodeCpuCount,
+        range,
+        format!("{target} is sized from `{counter}()`, which counts the node's CPUs, not the pod's CPU limit"),
+    )
+    .label("node-wide CPU count")
+    .help(HELP);
+    if !range.contains_range(origin) {
+        finding = finding.secondary(origin, "counts every CPU of the node");
+    }
+    checker.report(finding);
+}
+
+/// Whether a more specific rule reports this argument.
+fn covered_elsewhere(checker: &Checker<'_, '_>, callee: Option<&str>, argument: &str) -> bool {
+    let Some(callee) = callee else { return false };
+    (argument == "n_jobs" && JoblibCall::from_name(callee).is_some() && checker.enabled(Rule::UnboundedJoblibParallel))
+        || (PROCESS_POOLS.iter().any(|(name, keyword, _)| *name == callee && *keyword == argument)
+            && checker.enabled(Rule::UnsizedProcessPool))
+}
+
+/// Parallelism keywords and known positional thread-count arguments.
+pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall, callee: Option<&str>) {
+    if !checker.enabled(Rule::NodeCpuCount) {
+        return;
+    }
+    let display = checker.callee_display(call);
+    for keyword in &call.arguments.keywords {
+        let Some(arg) = &keyword.arg else { continue };
+        let arg = arg.as_str();
+        if !PARALLELISM_KEYWORDS.contains(&arg) || covered_elsewhere(checker, callee, arg) {
+            continue;
+        }
+        check_value(checker, keyword.range(), &keyword.value, &format!("`{display}({arg}=...)`"));
+    }
+    let Some(callee) = callee else { return };
+    for &(name, index) in POSITIONAL_PARALLELISM {
+        if name != callee {
+            continue;
+        }
+        let Some(argument) = call.arguments.args.get(index) else { continue };
+        let keyword =
+            PROCESS_POOLS.iter().find(|(pool, ..)| *pool == callee).map_or("n_jobs", |(_, keyword, _)| *keyword);
+        let is_joblib_or_pool =
+            JoblibCall::from_name(callee).is_some() || PROCESS_POOLS.iter().any(|(pool, ..)| *pool == callee);
+        if is_joblib_or_pool && covered_elsewhere(checker, Some(callee), keyword) {
+            continue;
+        }
+        check_value(checker, argument.range(), argument, &format!("`{display}(...)`"));
+    }
+}
+
+/// `{"n_jobs": os.cpu_count()}`.
+pub fn dict_literal<'a>(checker: &mut Checker<'_, 'a>, dict: &'a ast::ExprDict) {
+    if !checker.enabled(Rule::NodeCpuCount) {
+        return;
+    }
+    for item in &dict.items {
+        let Some(Expr::StringLiteral(key)) = &item.key else { continue };
+        let key_text = key.value.to_str();
+        if is_thread_count_keyword(key_text) || matches!(key_text, "max_workers" | "processes" | "num_workers") {
+            let range = TextRange::new(key.start(), item.value.end());
+            check_value(checker, range, &item.value, &format!("`\"{key_text}\"`"));
+        }
+    }
+}
+
+/// `os.environ["OMP_NUM_THREADS"] = str(os.cpu_count())`: a cap set to the node's size caps nothing.
+pub fn env_write<'a>(checker: &mut Checker<'_, 'a>, write: &EnvWrite<'a>) {
+    if !checker.enabled(Rule::NodeCpuCount) {
+        return;
+    }
+    for (variable, value) in &write.variables {
+        if let Some(value) = value
+            && checker.resolver.is_cap_variable(variable)
+        {
+            check_value(checker, write.range, value, &format!("the thread cap `{variable}`"));
+        }
+    }
+}

@@ -1,0 +1,125 @@
+//! CAP103 unbounded-joblib-parallel: joblib parallelism sized from node cores or data, or process
+//! workers without an inner thread cap (ADR-0096: `n_jobs x threads_per_process <= limit`).
+
+use ruff_python_ast as ast;
+use ruff_text_size::Ranged;
+
+use crate::diagnostic::Finding;
+use crate::python::checker::{Backend, Checker, call_argument, kwargs_splats};
+use crate::python::knowledge::JoblibCall;
+use crate::python::resolve::{Unknown, Value};
+use crate::registry::Rule;
+
+/// The positional index of `n_jobs` and `backend` in each entry point's signature.
+const fn positions(kind: JoblibCall) -> (usize, usize) {
+    match kind {
+        // Parallel(n_jobs=None, backend=None, ...)
+        JoblibCall::Parallel => (0, 1),
+        // parallel_config(backend=None, n_jobs=None, ...), parallel_backend(backend, n_jobs=-1, ...)
+        JoblibCall::ParallelConfig | JoblibCall::ParallelBackend => (1, 0),
+    }
+}
+
+fn backend(checker: &Checker<'_, '_>, call: &ast::ExprCall, kind: JoblibCall) -> Backend {
+    let (_, backend_index) = positions(kind);
+    if let Some(prefer) = call_argument(call, "prefer", None)
+        && matches!(checker.eval(prefer).value, Value::Str(ref value) if value == "threads")
+    {
+        return Backend::Threads;
+    }
+    if let Some(require) = call_argument(call, "require", None)
+        && matches!(checker.eval(require).value, Value::Str(ref value) if value == "sharedmem")
+    {
+        return Backend::Threads;
+    }
+    match call_argument(call, "backend", Some(backend_index)) {
+        Some(expr) => checker.backend_of(expr),
+        None if kind == JoblibCall::Parallel => {
+            checker.contexts.iter().rev().find_map(|context| context.backend).unwrap_or(Backend::Process)
+        }
+        None => Backend::Process,
+    }
+}
+
+fn inner_capped(checker: &Checker<'_, '_>, call: &ast::ExprCall, kind: JoblibCall) -> bool {
+    let own = kind != JoblibCall::Parallel
+        && call_argument(call, "inner_max_num_threads", None)
+            .is_some_and(|value| !matches!(checker.eval(value).value, Value::None));
+    own || checker.contexts.iter().any(|context| context.inner_capped)
+}
+
+/// Checks `Parallel`, `parallel_config` and `parallel_backend` calls.
+pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall, callee: Option<&str>) {
+    if !checker.enabled(Rule::UnboundedJoblibParallel) {
+        return;
+    }
+    let Some(kind) = callee.and_then(JoblibCall::from_name) else { return };
+    let (n_jobs_index, _) = positions(kind);
+    let Some(n_jobs) = call_argument(call, "n_jobs", Some(n_jobs_index)) else { return };
+    let display = checker.callee_display(call);
+    let resolved = checker.eval(n_jobs);
+    let argument_range = call.arguments.find_keyword("n_jobs").map_or(n_jobs.range(), Ranged::range);
+    let finding = match resolved.value {
+        Value::NodeCpus { call: counter, origin } => {
+            let mut finding = Finding::new(
+                Rule::UnboundedJoblibParallel,
+                argument_range,
+                format!("`{display}` sizes its workers from `{counter}()`, the node's CPUs, not the pod's CPU limit"),
+            )
+            .label("one worker per node core");
+            if !argument_range.contains_range(origin) {
+                finding = finding.secondary(origin, "counts every CPU of the node");
+            }
+            finding
+        }
+        Value::DataSize { origin } => {
+            let mut finding = Finding::new(
+                Rule::UnboundedJoblibParallel,
+                argument_range,
+                format!("`{display}` sizes its workers from the size of the data, unbounded by the pod's CPU limit"),
+            )
+            .label("one worker per item");
+            if !argument_range.contains_range(origin) {
+                finding = finding.secondary(origin, "grows with the data");
+            }
+            finding
+        }
+        Value::Int(1) | Value::Int(i64::MIN..=0) | Value::None => return,
+        Value::Int(_) | Value::Capped => {
+            if backend(checker, call, kind) != Backend::Process || inner_capped(checker, call, kind) {
+                return;
+            }
+            Finding::new(
+                Rule::UnboundedJoblibParallel,
+                argument_range,
+                format!(
+                    "`{display}` starts {} worker processes without an inner thread cap: each one sizes its own \
+                     BLAS/OpenMP pools, so workers x threads exceeds the limit",
+                    checker.text(n_jobs.range())
+                ),
+            )
+            .label("process workers, each with uncapped threads")
+        }
+        Value::Unknown(Unknown::Parameter | Unknown::Other) if checker.strict => {
+            if kwargs_splats(call).next().is_some() && call.arguments.find_keyword("n_jobs").is_none() {
+                return;
+            }
+            Finding::new(
+                Rule::UnboundedJoblibParallel,
+                argument_range,
+                format!("`{display}` takes `n_jobs` from a value capslint cannot see (strict mode)"),
+            )
+            .label("n_jobs of unknown provenance")
+        }
+        _ => return,
+    };
+    let finding = finding.help(
+        "derive `n_jobs` from the pod's CPU limit and pair it with `inner_max_num_threads` in an enclosing \
+         `parallel_config(backend=\"loky\", inner_max_num_threads=...)` so that n_jobs x threads <= limit",
+    );
+    let finding = match resolved.binding {
+        Some(binding) if !argument_range.contains_range(binding) => finding.secondary(binding, "defined here"),
+        _ => finding,
+    };
+    checker.report(finding);
+}

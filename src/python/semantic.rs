@@ -1,0 +1,615 @@
+//! The per-file semantic model: scopes, bindings (imports, assignments, loop targets, parameters), dict
+//! mutations and the imports in execution order. Built in one pass over the AST; rules query it.
+
+use ruff_python_ast::visitor::{self, Visitor};
+use ruff_python_ast::{self as ast, Expr, Stmt};
+use ruff_text_size::{Ranged, TextRange, TextSize};
+use rustc_hash::FxHashMap;
+
+/// Index of a scope in the model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ScopeId(u32);
+
+impl ScopeId {
+    /// The module scope.
+    pub const MODULE: ScopeId = ScopeId(0);
+}
+
+/// What kind of block introduced a scope.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScopeKind {
+    /// The module.
+    Module,
+    /// A `def` or `lambda`.
+    Function,
+    /// A `class` body (not visible from nested functions).
+    Class,
+    /// A comprehension or generator expression.
+    Comprehension,
+}
+
+/// What a name is bound to.
+#[derive(Debug, Clone, Copy)]
+pub enum BindingKind<'a> {
+    /// `import a.b as c` / `from a import b as c`: the fully qualified name the local name stands for
+    /// (an index into the model's import names).
+    Import(u32),
+    /// `name = value`, `name: T = value`, `(name := value)`.
+    Assign(&'a Expr),
+    /// `for name in iterable`.
+    ForTarget(&'a Expr),
+    /// A function parameter.
+    Parameter,
+    /// `def` or `class`.
+    Definition,
+    /// Anything else (augmented assignment, unpacking we cannot follow, `with ... as`, `except ... as`).
+    Unknown,
+}
+
+/// One binding of a name.
+#[derive(Debug, Clone, Copy)]
+pub struct Binding<'a> {
+    /// Where the name is bound (the target).
+    pub range: TextRange,
+    /// What it is bound to.
+    pub kind: BindingKind<'a>,
+    /// Whether the binding runs only on some paths (inside `if`, `try`, loops, `match`).
+    pub conditional: bool,
+}
+
+/// A mutation of a dict bound to a name: `params["k"] = v`, `params.update(...)`.
+#[derive(Debug, Clone, Copy)]
+pub enum DictMutation<'a> {
+    /// `name["key"] = value` (key is the string literal's value).
+    Set { key: &'a Expr, value: &'a Expr },
+    /// `name.update(...)` / `name.setdefault(...)` / `del name[...]` / `name.pop(...)`: the argument list.
+    Call(&'a ast::ExprCall),
+}
+
+/// A dict mutation with its position.
+#[derive(Debug, Clone, Copy)]
+pub struct Mutation<'a> {
+    /// Where it happens.
+    pub offset: TextSize,
+    /// What it does.
+    pub kind: DictMutation<'a>,
+}
+
+/// An `import` statement's effect, kept in source order for execution-order questions.
+#[derive(Debug, Clone)]
+pub struct ImportEvent {
+    /// The imported module, fully qualified (`sklearn.ensemble` for `from sklearn.ensemble import X`).
+    pub module: String,
+    /// The alias node (`numpy as np`).
+    pub range: TextRange,
+    /// The scope the statement runs in.
+    pub scope: ScopeId,
+    /// Whether it sits under `if TYPE_CHECKING:` and so never runs.
+    pub type_checking: bool,
+}
+
+#[derive(Debug)]
+struct Scope<'a> {
+    kind: ScopeKind,
+    parent: Option<ScopeId>,
+    bindings: FxHashMap<&'a str, Vec<Binding<'a>>>,
+    mutations: FxHashMap<&'a str, Vec<Mutation<'a>>>,
+    star_imports: Vec<String>,
+    globals: Vec<&'a str>,
+}
+
+impl<'a> Scope<'a> {
+    fn new(kind: ScopeKind, parent: Option<ScopeId>) -> Self {
+        Scope {
+            kind,
+            parent,
+            bindings: FxHashMap::default(),
+            mutations: FxHashMap::default(),
+            star_imports: Vec::new(),
+            globals: Vec::new(),
+        }
+    }
+}
+
+/// The semantic model of one Python module.
+#[derive(Debug)]
+pub struct SemanticModel<'a> {
+    scopes: Vec<Scope<'a>>,
+    scope_by_node: FxHashMap<TextSize, ScopeId>,
+    import_names: Vec<String>,
+    imports: Vec<ImportEvent>,
+    /// Module-level calls of module-level functions: name -> call offsets (for execution order).
+    module_calls: FxHashMap<&'a str, Vec<TextSize>>,
+}
+
+impl<'a> SemanticModel<'a> {
+    /// Builds the model of a parsed module.
+    pub fn build(body: &'a [Stmt]) -> Self {
+        let mut builder = Builder {
+            model: SemanticModel {
+                scopes: vec![Scope::new(ScopeKind::Module, None)],
+                scope_by_node: FxHashMap::default(),
+                import_names: Vec::new(),
+                imports: Vec::new(),
+                module_calls: FxHashMap::default(),
+            },
+            scope: ScopeId::MODULE,
+            conditional: 0,
+            type_checking: 0,
+        };
+        builder.visit_body(body);
+        builder.model
+    }
+
+    /// The scope opened by the `def`, `class`, lambda or comprehension node starting at `start`.
+    pub fn scope_of_node(&self, start: TextSize) -> Option<ScopeId> {
+        self.scope_by_node.get(&start).copied()
+    }
+
+    /// The kind of a scope.
+    pub fn scope_kind(&self, scope: ScopeId) -> ScopeKind {
+        self.scopes[scope.0 as usize].kind
+    }
+
+    /// The enclosing scope.
+    pub fn parent(&self, scope: ScopeId) -> Option<ScopeId> {
+        self.scopes[scope.0 as usize].parent
+    }
+
+    /// The qualified name an import binding stands for.
+    pub fn import_name(&self, index: u32) -> &str {
+        &self.import_names[index as usize]
+    }
+
+    /// Every import statement's effect, in source order.
+    pub fn imports(&self) -> &[ImportEvent] {
+        &self.imports
+    }
+
+    /// Offsets of module-level calls of the module-level function `name`.
+    pub fn module_calls(&self, name: &str) -> &[TextSize] {
+        self.module_calls.get(name).map_or(&[], Vec::as_slice)
+    }
+
+    /// The modules a star import brought into `scope`.
+    pub fn star_imports(&self, scope: ScopeId) -> &[String] {
+        &self.scopes[scope.0 as usize].star_imports
+    }
+
+    /// The bindings of `name` that may reach a use at `at` in `scope`, and the scope they live in.
+    ///
+    /// In the use's own scope, only bindings before the use count; in an enclosing scope (a function
+    /// reading a module constant), every binding counts, since the function runs later. Of those, the
+    /// reaching set is the last unconditional binding and every conditional one after it.
+    pub fn reaching_bindings(&self, name: &str, scope: ScopeId, at: TextSize) -> Option<(ScopeId, Vec<Binding<'a>>)> {
+        let mut current = Some(scope);
+        let mut is_use_scope = true;
+        while let Some(id) = current {
+            let data = &self.scopes[id.0 as usize];
+            let skip_class = !is_use_scope && data.kind == ScopeKind::Class;
+            if !skip_class && let Some(bindings) = data.bindings.get(name) {
+                let visible: Vec<Binding<'a>> = if is_use_scope {
+                    bindings.iter().filter(|binding| binding.range.start() < at).copied().collect()
+                } else {
+                    bindings.clone()
+                };
+                if is_use_scope && visible.is_empty() && data.kind != ScopeKind::Module {
+                    // Bound later in this function: Python treats it as local, so it is unbound here.
+                    if data.kind == ScopeKind::Function {
+                        return None;
+                    }
+                } else if !visible.is_empty() {
+                    let last_unconditional = visible.iter().rposition(|binding| !binding.conditional);
+                    let reaching = match last_unconditional {
+                        Some(index) => visible[index..].to_vec(),
+                        None => visible,
+                    };
+                    return Some((id, reaching));
+                }
+            }
+            current = data.parent;
+            is_use_scope = false;
+        }
+        None
+    }
+
+    /// Mutations of the dict bound to `name` in `scope` that happen before `at`.
+    pub fn mutations(&self, name: &str, scope: ScopeId, at: TextSize) -> impl Iterator<Item = &Mutation<'a>> {
+        self.scopes[scope.0 as usize]
+            .mutations
+            .get(name)
+            .into_iter()
+            .flatten()
+            .filter(move |mutation| mutation.offset < at)
+    }
+
+    /// The innermost scope whose node contains `offset`, starting from the module.
+    pub fn enclosing_function(&self, mut scope: ScopeId) -> Option<ScopeId> {
+        loop {
+            if self.scope_kind(scope) == ScopeKind::Function {
+                return Some(scope);
+            }
+            scope = self.parent(scope)?;
+        }
+    }
+}
+
+struct Builder<'a> {
+    model: SemanticModel<'a>,
+    scope: ScopeId,
+    conditional: u32,
+    type_checking: u32,
+}
+
+impl<'a> Builder<'a> {
+    fn push_scope(&mut self, kind: ScopeKind, node: TextRange) -> ScopeId {
+        let id = ScopeId(self.model.scopes.len() as u32);
+        self.model.scopes.push(Scope::new(kind, Some(self.scope)));
+        self.model.scope_by_node.insert(node.start(), id);
+        id
+    }
+
+    fn bind(&mut self, name: &'a str, range: TextRange, kind: BindingKind<'a>) {
+        let mut scope = self.scope;
+        let mut conditional = self.conditional > 0;
+        if self.model.scopes[scope.0 as usize].globals.contains(&name) {
+            scope = ScopeId::MODULE;
+            conditional = true;
+        }
+        self.model.scopes[scope.0 as usize].bindings.entry(name).or_default().push(Binding {
+            range,
+            kind,
+            conditional,
+        });
+    }
+
+    fn bind_import(&mut self, name: &'a str, range: TextRange, qualified: String) {
+        let index = self.model.import_names.len() as u32;
+        self.model.import_names.push(qualified);
+        self.bind(name, range, BindingKind::Import(index));
+    }
+
+    fn record_import(&mut self, module: String, range: TextRange) {
+        self.model.imports.push(ImportEvent {
+            module,
+            range,
+            scope: self.scope,
+            type_checking: self.type_checking > 0,
+        });
+    }
+
+    /// Binds the targets of an assignment to `value`, following tuple unpacking of tuple literals.
+    fn bind_target(&mut self, target: &'a Expr, value: Option<&'a Expr>) {
+        match target {
+            Expr::Name(name) => {
+                let kind = value.map_or(BindingKind::Unknown, BindingKind::Assign);
+                self.bind(name.id.as_str(), name.range, kind);
+            }
+            Expr::Tuple(ast::ExprTuple { elts, .. }) | Expr::List(ast::ExprList { elts, .. }) => {
+                let values = match value {
+                    Some(Expr::Tuple(ast::ExprTuple { elts: values, .. }))
+                    | Some(Expr::List(ast::ExprList { elts: values, .. }))
+                        if values.len() == elts.len() && !values.iter().any(Expr::is_starred_expr) =>
+                    {
+                        Some(values)
+                    }
+                    _ => None,
+                };
+                for (index, element) in elts.iter().enumerate() {
+                    self.bind_target(element, values.map(|values| &values[index]));
+                }
+            }
+            Expr::Starred(starred) => self.bind_target(&starred.value, None),
+            Expr::Subscript(subscript) => {
+                if let Expr::Name(name) = subscript.value.as_ref()
+                    && let Some(value) = value
+                {
+                    self.model.scopes[self.scope.0 as usize].mutations.entry(name.id.as_str()).or_default().push(
+                        Mutation {
+                            offset: subscript.range.start(),
+                            kind: DictMutation::Set { key: &subscript.slice, value },
+                        },
+                    );
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn bind_unknown_targets(&mut self, target: &'a Expr) {
+        self.bind_target(target, None);
+    }
+
+    fn visit_parameters_in_scope(&mut self, parameters: &'a ast::Parameters) {
+        for parameter in parameters.iter() {
+            let parameter = parameter.as_parameter();
+            self.bind(parameter.name.as_str(), parameter.name.range, BindingKind::Parameter);
+        }
+    }
+
+    fn conditionally<F: FnOnce(&mut Self)>(&mut self, f: F) {
+        self.conditional += 1;
+        f(self);
+        self.conditional -= 1;
+    }
+}
+
+fn is_type_checking(test: &Expr) -> bool {
+    match test {
+        Expr::Name(name) => name.id.as_str() == "TYPE_CHECKING",
+        Expr::Attribute(attribute) => attribute.attr.as_str() == "TYPE_CHECKING",
+        _ => false,
+    }
+}
+
+impl<'a> Visitor<'a> for Builder<'a> {
+    fn visit_stmt(&mut self, stmt: &'a Stmt) {
+        match stmt {
+            Stmt::FunctionDef(function) => {
+                for decorator in &function.decorator_list {
+                    self.visit_decorator(decorator);
+                }
+                for parameter in function.parameters.iter_non_variadic_params() {
+                    if let Some(default) = parameter.default() {
+                        self.visit_expr(default);
+                    }
+                }
+                self.bind(function.name.as_str(), function.name.range, BindingKind::Definition);
+                let outer = self.scope;
+                let outer_conditional = std::mem::take(&mut self.conditional);
+                self.scope = self.push_scope(ScopeKind::Function, function.range);
+                self.visit_parameters_in_scope(&function.parameters);
+                self.visit_body(&function.body);
+                self.scope = outer;
+                self.conditional = outer_conditional;
+            }
+            Stmt::ClassDef(class) => {
+                for decorator in &class.decorator_list {
+                    self.visit_decorator(decorator);
+                }
+                if let Some(arguments) = &class.arguments {
+                    self.visit_arguments(arguments);
+                }
+                self.bind(class.name.as_str(), class.name.range, BindingKind::Definition);
+                let outer = self.scope;
+                self.scope = self.push_scope(ScopeKind::Class, class.range);
+                self.visit_body(&class.body);
+                self.scope = outer;
+            }
+            Stmt::Import(import) => {
+                for alias in &import.names {
+                    let module = alias.name.as_str();
+                    self.record_import(module.to_string(), alias.range);
+                    match &alias.asname {
+                        Some(asname) => self.bind_import(asname.as_str(), asname.range, module.to_string()),
+                        None => {
+                            let top = module.split('.').next().unwrap_or(module);
+                            let top: &'a str = &alias.name.as_str()[..top.len()];
+                            self.bind_import(top, alias.name.range, top.to_string());
+                        }
+                    }
+                }
+            }
+            Stmt::ImportFrom(import) => {
+                let module = import.module.as_ref().map_or("", |module| module.as_str());
+                let prefix = ".".repeat(import.level as usize);
+                let module = format!("{prefix}{module}");
+                for alias in &import.names {
+                    if alias.name.as_str() == "*" {
+                        self.record_import(module.clone(), alias.range);
+                        self.model.scopes[self.scope.0 as usize].star_imports.push(module.clone());
+                        continue;
+                    }
+                    let qualified = format!("{module}.{}", alias.name.as_str());
+                    // `from a import b` may import the submodule `a.b`, so record both candidates' root.
+                    self.record_import(qualified.clone(), alias.range);
+                    let local = alias.asname.as_ref().unwrap_or(&alias.name);
+                    self.bind_import(local.as_str(), local.range, qualified);
+                }
+            }
+            Stmt::Assign(assign) => {
+                self.visit_expr(&assign.value);
+                for target in &assign.targets {
+                    self.visit_expr(target);
+                    self.bind_target(target, Some(&assign.value));
+                }
+            }
+            Stmt::AnnAssign(assign) => {
+                if let Some(value) = &assign.value {
+                    self.visit_expr(value);
+                }
+                self.visit_expr(&assign.target);
+                if assign.value.is_some() {
+                    self.bind_target(&assign.target, assign.value.as_deref());
+                }
+            }
+            Stmt::AugAssign(assign) => {
+                self.visit_expr(&assign.value);
+                self.visit_expr(&assign.target);
+                self.bind_unknown_targets(&assign.target);
+            }
+            Stmt::For(for_stmt) => {
+                self.visit_expr(&for_stmt.iter);
+                self.conditionally(|this| {
+                    if let Expr::Name(name) = for_stmt.target.as_ref() {
+                        this.bind(name.id.as_str(), name.range, BindingKind::ForTarget(&for_stmt.iter));
+                    } else {
+                        this.bind_unknown_targets(&for_stmt.target);
+                    }
+                    this.visit_body(&for_stmt.body);
+                    this.visit_body(&for_stmt.orelse);
+                });
+            }
+            Stmt::While(while_stmt) => {
+                self.visit_expr(&while_stmt.test);
+                self.conditionally(|this| {
+                    this.visit_body(&while_stmt.body);
+                    this.visit_body(&while_stmt.orelse);
+                });
+            }
+            Stmt::If(if_stmt) => {
+                self.visit_expr(&if_stmt.test);
+                let type_checking = is_type_checking(&if_stmt.test);
+                self.conditionally(|this| {
+                    this.type_checking += u32::from(type_checking);
+                    this.visit_body(&if_stmt.body);
+                    this.type_checking -= u32::from(type_checking);
+                    for clause in &if_stmt.elif_else_clauses {
+                        if let Some(test) = &clause.test {
+                            this.visit_expr(test);
+                        }
+                        this.visit_body(&clause.body);
+                    }
+                });
+            }
+            Stmt::Try(try_stmt) => {
+                self.conditionally(|this| {
+                    this.visit_body(&try_stmt.body);
+                    for handler in &try_stmt.handlers {
+                        let ast::ExceptHandler::ExceptHandler(handler) = handler;
+                        if let Some(type_) = &handler.type_ {
+                            this.visit_expr(type_);
+                        }
+                        if let Some(name) = &handler.name {
+                            this.bind(name.as_str(), name.range, BindingKind::Unknown);
+                        }
+                        this.visit_body(&handler.body);
+                    }
+                    this.visit_body(&try_stmt.orelse);
+                });
+                self.visit_body(&try_stmt.finalbody);
+            }
+            Stmt::Match(match_stmt) => {
+                self.visit_expr(&match_stmt.subject);
+                self.conditionally(|this| {
+                    for case in &match_stmt.cases {
+                        this.visit_match_case(case);
+                    }
+                });
+            }
+            Stmt::With(with_stmt) => {
+                for item in &with_stmt.items {
+                    self.visit_expr(&item.context_expr);
+                    if let Some(vars) = &item.optional_vars {
+                        self.bind_unknown_targets(vars);
+                    }
+                }
+                self.visit_body(&with_stmt.body);
+            }
+            Stmt::Global(global) => {
+                for name in &global.names {
+                    self.model.scopes[self.scope.0 as usize].globals.push(name.as_str());
+                }
+            }
+            Stmt::Expr(expr_stmt) => {
+                if let Expr::Call(call) = expr_stmt.value.as_ref()
+                    && let Expr::Attribute(attribute) = call.func.as_ref()
+                    && let Expr::Name(name) = attribute.value.as_ref()
+                    && matches!(attribute.attr.as_str(), "update" | "setdefault" | "pop" | "clear" | "popitem")
+                {
+                    self.model.scopes[self.scope.0 as usize]
+                        .mutations
+                        .entry(name.id.as_str())
+                        .or_default()
+                        .push(Mutation { offset: call.range().start(), kind: DictMutation::Call(call) });
+                }
+                visitor::walk_stmt(self, stmt);
+            }
+            Stmt::Delete(delete) => {
+                for target in &delete.targets {
+                    if let Expr::Subscript(subscript) = target
+                        && let Expr::Name(name) = subscript.value.as_ref()
+                    {
+                        // A deleted key makes the dict's contents uncertain.
+                        self.bind(name.id.as_str(), name.range, BindingKind::Unknown);
+                    }
+                }
+                visitor::walk_stmt(self, stmt);
+            }
+            _ => visitor::walk_stmt(self, stmt),
+        }
+    }
+
+    fn visit_expr(&mut self, expr: &'a Expr) {
+        match expr {
+            Expr::Lambda(lambda) => {
+                if let Some(parameters) = &lambda.parameters {
+                    for parameter in parameters.iter_non_variadic_params() {
+                        if let Some(default) = parameter.default() {
+                            self.visit_expr(default);
+                        }
+                    }
+                }
+                let outer = self.scope;
+                self.scope = self.push_scope(ScopeKind::Function, lambda.range);
+                if let Some(parameters) = &lambda.parameters {
+                    self.visit_parameters_in_scope(parameters);
+                }
+                self.visit_expr(&lambda.body);
+                self.scope = outer;
+            }
+            Expr::ListComp(ast::ExprListComp { elt, generators, range, .. })
+            | Expr::SetComp(ast::ExprSetComp { elt, generators, range, .. })
+            | Expr::Generator(ast::ExprGenerator { elt, generators, range, .. }) => {
+                self.visit_comprehension_scope(*range, generators, &[elt]);
+            }
+            Expr::DictComp(ast::ExprDictComp { key, value, generators, range, .. }) => {
+                let elements: Vec<&'a Expr> =
+                    key.as_deref().into_iter().chain(std::iter::once(value.as_ref())).collect();
+                self.visit_comprehension_scope(*range, generators, &elements);
+            }
+            Expr::Named(named) => {
+                self.visit_expr(&named.value);
+                // A walrus in a comprehension binds in the enclosing function scope.
+                let outer = self.scope;
+                while self.model.scope_kind(self.scope) == ScopeKind::Comprehension {
+                    self.scope = self.model.parent(self.scope).unwrap_or(ScopeId::MODULE);
+                }
+                self.bind_target(&named.target, Some(&named.value));
+                self.scope = outer;
+            }
+            Expr::Call(call) => {
+                // Module-level calls of module-level functions decide when their bodies run (CAP106).
+                if self.scope == ScopeId::MODULE
+                    && let Expr::Name(name) = call.func.as_ref()
+                {
+                    self.model.module_calls.entry(name.id.as_str()).or_default().push(call.range().start());
+                }
+                visitor::walk_expr(self, expr);
+            }
+            _ => visitor::walk_expr(self, expr),
+        }
+    }
+}
+
+impl<'a> Builder<'a> {
+    fn visit_comprehension_scope(
+        &mut self,
+        range: TextRange,
+        generators: &'a [ast::Comprehension],
+        elements: &[&'a Expr],
+    ) {
+        if let Some(first) = generators.first() {
+            self.visit_expr(&first.iter);
+        }
+        let outer = self.scope;
+        self.scope = self.push_scope(ScopeKind::Comprehension, range);
+        for (index, generator) in generators.iter().enumerate() {
+            if index > 0 {
+                self.visit_expr(&generator.iter);
+            }
+            if let Expr::Name(name) = &generator.target {
+                self.bind(name.id.as_str(), name.range, BindingKind::ForTarget(&generator.iter));
+            } else {
+                self.bind_unknown_targets(&generator.target);
+            }
+            for condition in &generator.ifs {
+                self.visit_expr(condition);
+            }
+        }
+        for element in elements {
+            self.visit_expr(element);
+        }
+        self.scope = outer;
+    }
+}

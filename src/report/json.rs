@@ -1,0 +1,44 @@
+//! A JSON array with ruff's schema: `code`, `message`, `filename`, `location`, `end_location`, `url`,
+//! `fix`, `noqa_row` (rows and columns 1-based), so tools that read ruff's JSON read ours.
+
+use serde::Serialize;
+
+use crate::diagnostic::Diagnostic;
+use crate::source::Location;
+
+#[derive(Serialize)]
+struct JsonDiagnostic<'a> {
+    cell: Option<()>,
+    code: &'static str,
+    end_location: Location,
+    filename: &'a str,
+    fix: Option<()>,
+    location: Location,
+    message: &'a str,
+    noqa_row: usize,
+    url: String,
+}
+
+/// Renders the diagnostics as a pretty-printed JSON array.
+pub fn render(diagnostics: &[Diagnostic]) -> String {
+    let items: Vec<JsonDiagnostic<'_>> = diagnostics
+        .iter()
+        .map(|diagnostic| {
+            let location = diagnostic.start();
+            JsonDiagnostic {
+                cell: None,
+                code: diagnostic.rule().code(),
+                end_location: diagnostic.end(),
+                filename: diagnostic.file.display_name(),
+                fix: None,
+                location,
+                message: &diagnostic.finding.message,
+                noqa_row: location.row,
+                url: diagnostic.rule().url(),
+            }
+        })
+        .collect();
+    let mut out = serde_json::to_string_pretty(&items).expect("diagnostics serialize");
+    out.push('\n');
+    out
+}

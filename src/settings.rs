@@ -1,0 +1,213 @@
+//! The resolved settings of a run: configuration file and command line merged, rules selected.
+
+use std::path::{Path, PathBuf};
+
+use globset::{Glob, GlobSet, GlobSetBuilder};
+
+use crate::config::{ConfigFile, DEFAULT_GPU_RESOURCE, DEFAULT_THREAD_CAPS, Options};
+use crate::python::CapNames;
+use crate::registry::{Rule, Severity};
+use crate::selection::{RuleSet, UnknownSelector, resolve_selectors};
+
+/// Paths skipped by default, as ruff does: virtual environments, caches, build output, VCS folders.
+pub const DEFAULT_EXCLUDES: &[&str] = &[
+    ".bzr",
+    ".direnv",
+    ".eggs",
+    ".git",
+    ".git-rewrite",
+    ".hg",
+    ".ipynb_checkpoints",
+    ".mypy_cache",
+    ".nox",
+    ".pants.d",
+    ".pyenv",
+    ".pytest_cache",
+    ".pytype",
+    ".ruff_cache",
+    ".svn",
+    ".tox",
+    ".venv",
+    ".vscode",
+    "__pypackages__",
+    "_build",
+    "buck-out",
+    "dist",
+    "node_modules",
+    "site-packages",
+    "venv",
+];
+
+/// What the command line says, on top of the configuration file.
+#[derive(Debug, Clone, Default)]
+pub struct Overrides {
+    /// `--select`.
+    pub select: Option<Vec<String>>,
+    /// `--extend-select`.
+    pub extend_select: Vec<String>,
+    /// `--ignore`.
+    pub ignore: Vec<String>,
+    /// `--strict`.
+    pub strict: bool,
+    /// `--no-prefilter` (for testing that the prefilter is exact).
+    pub no_prefilter: bool,
+}
+
+/// GPU tenancy settings.
+#[derive(Debug, Clone)]
+pub struct GpuSettings {
+    /// The GPU extended resource.
+    pub resource: String,
+    /// The VRAM extended resource; CAP208 runs only when set.
+    pub memory_resource: Option<String>,
+    /// The advertised VRAM capacity; CAP209 runs only when set.
+    pub memory_capacity: Option<u64>,
+}
+
+/// Everything a check needs to know.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// The rules that run.
+    pub rules: RuleSet,
+    /// Report unknown provenance.
+    pub strict: bool,
+    /// Functions that return a bound derived from the pod's CPU limit.
+    pub cap_helpers: Vec<String>,
+    /// The thread-cap variables required in manifests and recognised as caps in Python.
+    pub thread_caps: Vec<String>,
+    /// The Downward API variable of `capslint runtime` / `exec`.
+    pub limit_env: Option<String>,
+    /// GPU settings.
+    pub gpu: GpuSettings,
+    /// Whether the text prefilter may skip files.
+    pub prefilter: bool,
+    /// The directory relative globs are anchored at.
+    pub root: PathBuf,
+    severities: Vec<(Rule, Severity)>,
+    per_file_ignores: Vec<(GlobSet, RuleSet)>,
+    exclude: GlobSet,
+}
+
+/// A selector or glob that does not make sense.
+#[derive(Debug, thiserror::Error)]
+pub enum SettingsError {
+    /// An unknown rule selector on the command line.
+    #[error(transparent)]
+    Selector(#[from] UnknownSelector),
+    /// An invalid glob.
+    #[error("invalid glob `{glob}`: {source}")]
+    Glob {
+        /// The pattern.
+        glob: String,
+        /// Why.
+        source: globset::Error,
+    },
+}
+
+fn glob_set<'a>(patterns: impl IntoIterator<Item = &'a str>) -> Result<GlobSet, SettingsError> {
+    let mut builder = GlobSetBuilder::new();
+    for pattern in patterns {
+        let glob = Glob::new(pattern).map_err(|source| SettingsError::Glob { glob: pattern.to_string(), source })?;
+        builder.add(glob);
+        if !pattern.contains('/') {
+            let nested = format!("**/{pattern}");
+            builder
+                .add(Glob::new(&nested).map_err(|source| SettingsError::Glob { glob: pattern.to_string(), source })?);
+        }
+    }
+    builder.build().map_err(|source| SettingsError::Glob { glob: String::new(), source })
+}
+
+fn strings(list: &Option<Vec<toml::Spanned<String>>>) -> Option<Vec<&str>> {
+    list.as_ref().map(|list| list.iter().map(|item| item.get_ref().as_str()).collect())
+}
+
+impl Settings {
+    /// Merges the configuration file (if any) and the command line.
+    pub fn resolve(config: Option<&ConfigFile>, overrides: &Overrides, cwd: &Path) -> Result<Settings, SettingsError> {
+        let default_options = Options::default();
+        let options = config.map_or(&default_options, |config| &config.options);
+        let root =
+            config.and_then(|config| config.path.parent().map(Path::to_path_buf)).unwrap_or_else(|| cwd.to_path_buf());
+
+        let mut rules = match (&overrides.select, strings(&options.select)) {
+            (Some(select), _) => resolve_selectors(select.iter().map(String::as_str))?,
+            (None, Some(select)) => resolve_selectors(select)?,
+            (None, None) => RuleSet::defaults(),
+        };
+        rules = rules.union(resolve_selectors(strings(&options.extend_select).unwrap_or_default())?);
+        rules = rules.union(resolve_selectors(overrides.extend_select.iter().map(String::as_str))?);
+        rules = rules.subtract(resolve_selectors(strings(&options.ignore).unwrap_or_default())?);
+        rules = rules.subtract(resolve_selectors(overrides.ignore.iter().map(String::as_str))?);
+
+        let mut per_file_ignores = Vec::new();
+        for (pattern, selectors) in options.per_file_ignores.iter().flatten() {
+            let set = resolve_selectors(selectors.iter().map(|selector| selector.get_ref().as_str()))?;
+            per_file_ignores.push((glob_set([pattern.as_str()])?, set));
+        }
+        let excludes: Vec<&str> = match &options.exclude {
+            Some(exclude) => exclude.iter().map(String::as_str).collect(),
+            None => DEFAULT_EXCLUDES.to_vec(),
+        };
+        let extend: Vec<&str> = options.extend_exclude.iter().flatten().map(String::as_str).collect();
+        let exclude = glob_set(excludes.into_iter().chain(extend))?;
+
+        let severities = options
+            .severity
+            .iter()
+            .flatten()
+            .filter_map(|(code, severity)| Rule::from_code_or_name(code.get_ref()).map(|rule| (rule, *severity)))
+            .collect();
+        let gpu = options.gpu.clone().unwrap_or_default();
+        Ok(Settings {
+            rules,
+            strict: overrides.strict || options.strict.unwrap_or(false),
+            cap_helpers: options.cap_helpers.clone().unwrap_or_default(),
+            thread_caps: options
+                .thread_caps
+                .clone()
+                .unwrap_or_else(|| DEFAULT_THREAD_CAPS.iter().map(|name| (*name).to_string()).collect()),
+            limit_env: options.runtime.as_ref().and_then(|runtime| runtime.limit_env.clone()),
+            gpu: GpuSettings {
+                resource: gpu.resource.unwrap_or_else(|| DEFAULT_GPU_RESOURCE.to_string()),
+                memory_resource: gpu.memory_resource,
+                memory_capacity: gpu.memory_capacity,
+            },
+            prefilter: !overrides.no_prefilter,
+            root,
+            severities,
+            per_file_ignores,
+            exclude,
+        })
+    }
+
+    /// The severity of `rule`, as configured.
+    pub fn severity(&self, rule: Rule) -> Severity {
+        self.severities
+            .iter()
+            .find(|(configured, _)| *configured == rule)
+            .map_or(rule.default_severity(), |(_, severity)| *severity)
+    }
+
+    /// The rules that run on `path` (the selection minus its per-file ignores).
+    pub fn rules_for(&self, path: &Path) -> RuleSet {
+        let relative = path.strip_prefix(&self.root).unwrap_or(path);
+        self.per_file_ignores
+            .iter()
+            .filter(|(globs, _)| globs.is_match(relative) || globs.is_match(path))
+            .fold(self.rules, |rules, (_, ignored)| rules.subtract(*ignored))
+    }
+
+    /// Whether `path` is excluded from discovery.
+    pub fn is_excluded(&self, path: &Path) -> bool {
+        let relative = path.strip_prefix(&self.root).unwrap_or(path);
+        self.exclude.is_match(relative) || path.file_name().is_some_and(|name| self.exclude.is_match(Path::new(name)))
+    }
+
+    /// The names that make a Python value "bounded".
+    pub fn cap_names(&self) -> CapNames {
+        let mut variables = self.thread_caps.clone();
+        variables.extend(self.limit_env.iter().cloned());
+        CapNames { variables, helpers: self.cap_helpers.clone() }
+    }
+}
