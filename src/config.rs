@@ -106,24 +106,30 @@ pub enum ConfigError {
         source: std::io::Error,
     },
     /// The file is not valid, or a key or value is wrong.
-    #[error("invalid configuration in {path}: {message}")]
-    #[diagnostic(code(capslint::config), help("{help}"))]
-    Invalid {
-        /// The file.
-        path: String,
-        /// What is wrong.
-        message: String,
-        /// How to fix it.
-        help: String,
-        /// The file's text.
-        #[source_code]
-        source_code: NamedSource<String>,
-        /// The offending span.
-        #[label("{label}")]
-        span: Option<SourceSpan>,
-        /// The label under the span.
-        label: String,
-    },
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Invalid(Box<InvalidConfig>),
+}
+
+/// A configuration file with a wrong key or value, and where.
+#[derive(Debug, thiserror::Error, miette::Diagnostic)]
+#[error("invalid configuration in {path}: {message}")]
+#[diagnostic(code(capslint::config), help("{help}"))]
+pub struct InvalidConfig {
+    /// The file.
+    pub path: String,
+    /// What is wrong.
+    pub message: String,
+    /// How to fix it.
+    pub help: String,
+    /// The file's text.
+    #[source_code]
+    pub source_code: NamedSource<String>,
+    /// The offending span.
+    #[label("{label}")]
+    pub span: Option<SourceSpan>,
+    /// The label under the span.
+    pub label: String,
 }
 
 const VALID_KEYS_HELP: &str = "valid keys: select, extend-select, ignore, per-file-ignores, exclude, extend-exclude, \
@@ -140,15 +146,16 @@ impl ConfigFile {
     /// Parses the text of a configuration file named `path`.
     pub fn parse(path: &Path, text: String) -> Result<Option<ConfigFile>, ConfigError> {
         let is_pyproject = path.file_name().is_some_and(|name| name == "pyproject.toml");
-        let invalid =
-            |message: String, span: Option<std::ops::Range<usize>>, label: &str, help: &str| ConfigError::Invalid {
+        let invalid = |message: String, span: Option<std::ops::Range<usize>>, label: &str, help: &str| {
+            ConfigError::Invalid(Box::new(InvalidConfig {
                 path: path.display().to_string(),
                 message,
                 help: help.to_string(),
                 source_code: NamedSource::new(path.display().to_string(), text.clone()),
                 span: span.map(SourceSpan::from),
                 label: label.to_string(),
-            };
+            }))
+        };
         let parsed = if is_pyproject {
             toml::from_str::<Pyproject>(&text).map(|pyproject| pyproject.tool.and_then(|tool| tool.capslint))
         } else {

@@ -68,9 +68,21 @@ fn load_config(args: &CheckArgs, cwd: &Path) -> Result<Option<ConfigFile>, ExitC
         config::discover(cwd)
     };
     loaded.map_err(|error| {
-        eprintln!("{:?}", miette::Report::new(error));
+        eprint!("{}", render_error(&error));
         ExitCode::from(2)
     })
+}
+
+/// Renders an error that carries source spans (a configuration file) as a graphical report on stderr.
+pub fn render_error(error: &dyn miette::Diagnostic) -> String {
+    let color = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|value| value.is_empty());
+    let theme = if color { miette::GraphicalTheme::unicode() } else { miette::GraphicalTheme::unicode_nocolor() };
+    let mut out = String::new();
+    let handler = miette::GraphicalReportHandler::new_themed(theme).with_links(false).with_width(120);
+    if handler.render_report(&mut out, error).is_err() {
+        out = format!("error: {error}\n");
+    }
+    out
 }
 
 /// Runs `capslint check`.

@@ -15,6 +15,9 @@ use crate::diagnostic::Finding;
 use crate::registry::Rule;
 use crate::selection::RuleSet;
 
+/// How many lines apart a secondary label may be before it is named instead of drawn.
+const MAX_LABEL_DISTANCE: usize = 6;
+
 /// How a joblib context manager configures the `Parallel` calls inside it.
 #[derive(Debug, Clone)]
 pub struct ParallelContext {
@@ -102,6 +105,30 @@ impl<'m, 'a> Checker<'m, 'a> {
         if text.len() > 60 { format!("{}...", &text[..text.floor_char_boundary(57)]) } else { text.to_string() }
     }
 
+    /// Points a finding at a related place: drawn as a secondary label when it is within a few lines of
+    /// the primary span (miette draws every line in between), otherwise named by its line in the label.
+    #[must_use]
+    pub fn point_to(&self, mut finding: Finding, related: TextRange, text: &str) -> Finding {
+        if finding.range.contains_range(related) {
+            return finding;
+        }
+        let (first, last) = if related.start() < finding.range.start() {
+            (related.start(), finding.range.start())
+        } else {
+            (finding.range.end(), related.start())
+        };
+        let lines_apart = self.source[TextRange::new(first, last)].bytes().filter(|byte| *byte == b'\n').count();
+        if lines_apart <= MAX_LABEL_DISTANCE {
+            finding.secondary(related, text)
+        } else {
+            let line = self.source[..usize::from(related.start())].bytes().filter(|byte| *byte == b'\n').count() + 1;
+            let name = self.text(related);
+            let name = if name.len() > 30 || name.contains('\n') { String::new() } else { format!("`{name}` ") };
+            finding.label = format!("{} ({name}line {line}: {text})", finding.label);
+            finding
+        }
+    }
+
     /// Reports a finding once per rule and span.
     pub fn report(&mut self, finding: Finding) {
         if self.enabled(finding.rule) && self.reported.insert((finding.rule, finding.range)) {
@@ -186,7 +213,7 @@ pub fn call_argument<'a>(call: &'a ast::ExprCall, name: &str, index: Option<usiz
 }
 
 /// The `**mapping` splats of a call.
-pub fn kwargs_splats<'a>(call: &'a ast::ExprCall) -> impl Iterator<Item = &'a Expr> {
+pub fn kwargs_splats(call: &ast::ExprCall) -> impl Iterator<Item = &Expr> {
     call.arguments.keywords.iter().filter(|keyword| keyword.arg.is_none()).map(|keyword| &keyword.value)
 }
 

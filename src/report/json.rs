@@ -6,14 +6,27 @@ use serde::Serialize;
 use crate::diagnostic::Diagnostic;
 use crate::source::Location;
 
+/// A location with ruff's key order (`column`, then `row`).
+#[derive(Serialize)]
+struct JsonLocation {
+    column: usize,
+    row: usize,
+}
+
+impl From<Location> for JsonLocation {
+    fn from(location: Location) -> Self {
+        JsonLocation { column: location.column, row: location.row }
+    }
+}
+
 #[derive(Serialize)]
 struct JsonDiagnostic<'a> {
     cell: Option<()>,
     code: &'static str,
-    end_location: Location,
+    end_location: JsonLocation,
     filename: &'a str,
     fix: Option<()>,
-    location: Location,
+    location: JsonLocation,
     message: &'a str,
     noqa_row: usize,
     url: String,
@@ -28,10 +41,10 @@ pub fn render(diagnostics: &[Diagnostic]) -> String {
             JsonDiagnostic {
                 cell: None,
                 code: diagnostic.rule().code(),
-                end_location: diagnostic.end(),
+                end_location: diagnostic.end().into(),
                 filename: diagnostic.file.display_name(),
                 fix: None,
-                location,
+                location: location.into(),
                 message: &diagnostic.finding.message,
                 noqa_row: location.row,
                 url: diagnostic.rule().url(),

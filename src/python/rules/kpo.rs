@@ -205,7 +205,7 @@ pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall, callee: 
     if wants_ref {
         let sources: Vec<&Expr> =
             ["env_vars", "pod_runtime_info_envs"].iter().filter_map(|name| call_argument(call, name, None)).collect();
-        let mut presence = if sources.is_empty() { Presence::Absent } else { Presence::Absent };
+        let mut presence = Presence::Absent;
         for source in sources {
             match env_has_cpu_ref(checker, source, at) {
                 Presence::Present => {

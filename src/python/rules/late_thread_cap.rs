@@ -70,16 +70,16 @@ pub fn env_write(checker: &mut Checker<'_, '_>, write: &EnvWrite<'_>) {
         let Some(import) = earlier else { continue };
         let package = import.module.split('.').next().unwrap_or_default().to_string();
         let import_range: TextRange = import.range;
-        checker.report(
-            Finding::new(
-                Rule::LateThreadCap,
-                write.range,
-                format!("`{variable}` is set after `{package}` was imported: the library read it when it loaded, so this has no effect"),
-            )
-            .label(format!("too late for `{package}`"))
-            .secondary(import_range, format!("`{package}` {}", what_loads(&package)))
-            .help("set the thread caps before any import (in the entrypoint, e.g. `capslint exec`, or at the very top of the module), or use `threadpoolctl.threadpool_limits` at run time"),
-        );
+        let finding = Finding::new(
+            Rule::LateThreadCap,
+            write.range,
+            format!("`{variable}` is set after `{package}` was imported: the library read it when it loaded, so this has no effect"),
+        )
+        .label(format!("too late for `{package}`"))
+        .help("set the thread caps before any import (in the entrypoint, e.g. `capslint exec`, or at the very top of the module), or use `threadpoolctl.threadpool_limits` at run time");
+        let finding =
+            checker.point_to(finding, import_range, &format!("`{package}` imported here {}", what_loads(&package)));
+        checker.report(finding);
         // One finding per write: the first late variable names the problem.
         break;
     }

@@ -111,7 +111,7 @@ pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall, callee: 
         "pass `{keyword}` derived from the pod's CPU limit, e.g. `{keyword}=int(os.environ[\"OMP_NUM_THREADS\"])`"
     ));
     if let Some(origin) = secondary {
-        finding = finding.secondary(origin, "params defined here");
+        finding = checker.point_to(finding, origin, "params defined here");
     }
     checker.report(finding);
 }

@@ -46,10 +46,8 @@ fn report(
         meaning(value, booster)
     })
     .help(HELP);
-    if let Some(binding) = resolved.binding
-        && !range.contains_range(binding)
-    {
-        finding = finding.secondary(binding, format!("set to {value} here"));
+    if let Some(binding) = resolved.binding {
+        finding = checker.point_to(finding, binding, &format!("set to {value} here"));
     }
     checker.report(finding);
 }

@@ -28,9 +28,7 @@ fn check_value<'a>(checker: &mut Checker<'_, 'a>, range: TextRange, value: &'a E
     )
     .label("node-wide CPU count")
     .help(HELP);
-    if !range.contains_range(origin) {
-        finding = finding.secondary(origin, "counts every CPU of the node");
-    }
+    finding = checker.point_to(finding, origin, "counts every CPU of the node");
     checker.report(finding);
 }
 

@@ -67,9 +67,7 @@ pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall, callee: 
                 format!("`{display}` sizes its workers from `{counter}()`, the node's CPUs, not the pod's CPU limit"),
             )
             .label("one worker per node core");
-            if !argument_range.contains_range(origin) {
-                finding = finding.secondary(origin, "counts every CPU of the node");
-            }
+            finding = checker.point_to(finding, origin, "counts every CPU of the node");
             finding
         }
         Value::DataSize { origin } => {
@@ -79,9 +77,7 @@ pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall, callee: 
                 format!("`{display}` sizes its workers from the size of the data, unbounded by the pod's CPU limit"),
             )
             .label("one worker per item");
-            if !argument_range.contains_range(origin) {
-                finding = finding.secondary(origin, "grows with the data");
-            }
+            finding = checker.point_to(finding, origin, "grows with the data");
             finding
         }
         Value::Int(1) | Value::Int(i64::MIN..=0) | Value::None => return,
@@ -118,8 +114,8 @@ pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall, callee: 
          `parallel_config(backend=\"loky\", inner_max_num_threads=...)` so that n_jobs x threads <= limit",
     );
     let finding = match resolved.binding {
-        Some(binding) if !argument_range.contains_range(binding) => finding.secondary(binding, "defined here"),
-        _ => finding,
+        Some(binding) => checker.point_to(finding, binding, "defined here"),
+        None => finding,
     };
     checker.report(finding);
 }
