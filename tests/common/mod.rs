@@ -1,0 +1,91 @@
+//! Helpers shared by the integration tests: lint a file or a text with the library, read `# expect:`
+//! markers, render reports without color.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+use capslint::diagnostic::Diagnostic;
+use capslint::discover::FileKind;
+use capslint::lint::{self, Input};
+use capslint::report::{self, OutputFormat, Style};
+use capslint::settings::{Overrides, Settings};
+
+/// The repository root.
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Settings with every default rule, plus the given overrides.
+pub fn settings(overrides: &Overrides) -> Settings {
+    Settings::resolve(None, overrides, &root()).expect("valid settings")
+}
+
+/// Lints `text` as if it were the file `name`.
+pub fn lint_text(name: &str, text: &str, settings: &Settings) -> Vec<Diagnostic> {
+    let path = PathBuf::from(name);
+    let kind = FileKind::of(&path).expect("a known file kind");
+    let input = Input { path, display_name: name.to_string(), kind, text: Some(text.to_string()) };
+    lint::check_inputs(vec![input], settings).diagnostics
+}
+
+/// Lints a file of the repository, shown by its path relative to the root.
+pub fn lint_file(relative: &Path, settings: &Settings) -> Vec<Diagnostic> {
+    let text = std::fs::read_to_string(root().join(relative)).expect("fixture is readable");
+    lint_text(&relative.to_string_lossy(), &text, settings)
+}
+
+/// `(row, code)` of every diagnostic.
+pub fn rows_and_codes(diagnostics: &[Diagnostic]) -> Vec<(usize, String)> {
+    let mut found: Vec<(usize, String)> =
+        diagnostics.iter().map(|diagnostic| (diagnostic.start().row, diagnostic.rule().code().to_string())).collect();
+    found.sort();
+    found
+}
+
+/// `(row, code)` of every `# expect: CODE[, CODE]` marker.
+pub fn expectations(text: &str) -> Vec<(usize, String)> {
+    let mut expected = Vec::new();
+    for (index, line) in text.lines().enumerate() {
+        if let Some(position) = line.find("# expect:") {
+            for code in line[position + "# expect:".len()..].split(',') {
+                let code = code.split_whitespace().next().unwrap_or_default();
+                if !code.is_empty() {
+                    expected.push((index + 1, code.to_string()));
+                }
+            }
+        }
+    }
+    expected.sort();
+    expected
+}
+
+/// The full (graphical) report without color.
+pub fn render_full(diagnostics: &[Diagnostic]) -> String {
+    report::render(OutputFormat::Full, diagnostics, Style::PLAIN)
+}
+
+/// The JSON report.
+pub fn render_json(diagnostics: &[Diagnostic]) -> String {
+    report::render(OutputFormat::Json, diagnostics, Style::PLAIN)
+}
+
+/// Every file with the given extension under `dir` (relative to the root), sorted.
+pub fn files_under(dir: &str, extensions: &[&str]) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = walk(&root().join(dir))
+        .into_iter()
+        .filter(|path| path.extension().and_then(|ext| ext.to_str()).is_some_and(|ext| extensions.contains(&ext)))
+        .map(|path| path.strip_prefix(root()).expect("under root").to_path_buf())
+        .collect();
+    files.sort();
+    files
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).expect("fixture dir").flatten() {
+        let path = entry.path();
+        if path.is_dir() { out.extend(walk(&path)) } else { out.push(path) }
+    }
+    out
+}
