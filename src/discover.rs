@@ -6,7 +6,7 @@ use std::sync::Mutex;
 
 use ignore::{WalkBuilder, WalkState};
 
-use crate::settings::Settings;
+use crate::settings::SettingsResolver;
 
 /// The kinds of file capslint checks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -35,6 +35,8 @@ pub struct Discovered {
     pub files: Vec<(PathBuf, FileKind)>,
     /// Problems met on the way (unreadable directories), one line each.
     pub warnings: Vec<String>,
+    /// Configuration files met on the way that are invalid (the run must fail).
+    pub config_errors: Vec<crate::settings::ResolveError>,
 }
 
 /// A path given on the command line that does not exist.
@@ -47,7 +49,11 @@ pub struct MissingPath {
 
 /// Walks `paths`. Files named explicitly are checked whatever their ignore status (as ruff does), unless
 /// `force_exclude` is set and they match an `exclude` pattern.
-pub fn discover(paths: &[PathBuf], settings: &Settings, force_exclude: bool) -> Result<Discovered, MissingPath> {
+pub fn discover(
+    paths: &[PathBuf],
+    resolver: &SettingsResolver,
+    force_exclude: bool,
+) -> Result<Discovered, MissingPath> {
     let mut discovered = Discovered::default();
     let mut roots = Vec::new();
     for path in paths {
@@ -55,7 +61,7 @@ pub fn discover(paths: &[PathBuf], settings: &Settings, force_exclude: bool) -> 
         if metadata.is_dir() {
             roots.push(path.clone());
         } else if let Some(kind) = FileKind::of(path)
-            && !(force_exclude && settings.is_excluded(path))
+            && !(force_exclude && resolver.for_path(path).is_ok_and(|settings| settings.is_excluded(path)))
         {
             discovered.files.push((path.clone(), kind));
         }
@@ -67,13 +73,26 @@ pub fn discover(paths: &[PathBuf], settings: &Settings, force_exclude: bool) -> 
         }
         builder.hidden(true).git_ignore(true).git_global(false).git_exclude(true).parents(true).follow_links(false);
         builder.require_git(false);
-        let filter_settings = settings.clone();
-        builder.filter_entry(move |entry| entry.depth() == 0 || !filter_settings.is_excluded(entry.path()));
+        let config_errors = Mutex::new(Vec::new());
         let found = Mutex::new(Vec::new());
         let warnings = Mutex::new(Vec::new());
+        let is_excluded = |path: &Path| match resolver.for_path(path) {
+            Ok(settings) => settings.is_excluded(path),
+            Err(error) => {
+                config_errors.lock().expect("config errors").push(error);
+                true
+            }
+        };
         builder.build_parallel().run(|| {
             Box::new(|entry| {
                 match entry {
+                    Ok(entry) if entry.depth() > 0 && is_excluded(entry.path()) => {
+                        return if entry.file_type().is_some_and(|file_type| file_type.is_dir()) {
+                            WalkState::Skip
+                        } else {
+                            WalkState::Continue
+                        };
+                    }
                     Ok(entry) => {
                         let is_file = entry.file_type().is_some_and(|file_type| file_type.is_file())
                             || (entry.path_is_symlink() && entry.path().is_file());
@@ -88,6 +107,7 @@ pub fn discover(paths: &[PathBuf], settings: &Settings, force_exclude: bool) -> 
         });
         discovered.files.extend(found.into_inner().expect("walk results"));
         discovered.warnings.extend(warnings.into_inner().expect("walk warnings"));
+        discovered.config_errors.extend(config_errors.into_inner().expect("config errors"));
     }
     discovered.files.sort();
     discovered.files.dedup();

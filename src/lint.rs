@@ -31,6 +31,8 @@ pub struct Input {
     pub kind: FileKind,
     /// The text, when it was read already (stdin).
     pub text: Option<String>,
+    /// The settings that apply to this file (the nearest configuration).
+    pub settings: Arc<Settings>,
 }
 
 /// What checking one file produced.
@@ -63,8 +65,8 @@ fn python_prefilter() -> &'static AhoCorasick {
 }
 
 /// Checks every input in parallel and merges the results in a deterministic order.
-pub fn check_inputs(inputs: Vec<Input>, settings: &Settings) -> RunResult {
-    let results: Vec<FileResult> = inputs.into_par_iter().map(|input| check_input(input, settings)).collect();
+pub fn check_inputs(inputs: Vec<Input>) -> RunResult {
+    let results: Vec<FileResult> = inputs.into_par_iter().map(check_input).collect();
     let files_checked = results.len();
     let mut run = RunResult { files_checked, ..RunResult::default() };
     for result in results {
@@ -77,10 +79,11 @@ pub fn check_inputs(inputs: Vec<Input>, settings: &Settings) -> RunResult {
 }
 
 /// Reads and checks one input, turning a panic into a CAP001 internal error for that file alone.
-pub fn check_input(input: Input, settings: &Settings) -> FileResult {
+pub fn check_input(input: Input) -> FileResult {
     let display_name = input.display_name.clone();
     let path = input.path.clone();
-    match catch_unwind(AssertUnwindSafe(|| check_input_inner(input, settings))) {
+    let settings = Arc::clone(&input.settings);
+    match catch_unwind(AssertUnwindSafe(|| check_input_inner(input))) {
         Ok(result) => result,
         Err(panic) => {
             let reason = panic
@@ -115,7 +118,9 @@ fn read(path: &Path) -> Result<Vec<u8>, String> {
     std::fs::read(path).map_err(|error| format!("{}: {error}", path.display()))
 }
 
-fn check_input_inner(input: Input, settings: &Settings) -> FileResult {
+fn check_input_inner(input: Input) -> FileResult {
+    let settings = Arc::clone(&input.settings);
+    let settings = settings.as_ref();
     let rules = settings.rules_for(&input.path);
     let bytes = match input.text {
         Some(text) => text.into_bytes(),

@@ -1,6 +1,7 @@
 //! The resolved settings of a run: configuration file and command line merged, rules selected.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use globset::{Glob, GlobSet, GlobSetBuilder};
 
@@ -209,5 +210,101 @@ impl Settings {
         let mut variables = self.thread_caps.clone();
         variables.extend(self.limit_env.iter().cloned());
         CapNames { variables, helpers: self.cap_helpers.clone() }
+    }
+}
+
+/// Where a run's settings come from.
+#[derive(Debug, Clone)]
+pub enum ConfigSource {
+    /// The nearest configuration file to each checked file (ruff's hierarchical discovery).
+    Hierarchical,
+    /// One file for everything (`--config PATH`).
+    Explicit(Box<ConfigFile>),
+    /// No file at all (`--isolated`).
+    Isolated,
+}
+
+/// A problem while resolving settings: a bad configuration file or a bad selector.
+#[derive(Debug, thiserror::Error, miette::Diagnostic)]
+pub enum ResolveError {
+    /// A configuration file is invalid.
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Config(#[from] crate::config::ConfigError),
+    /// A selector or glob is invalid.
+    #[error(transparent)]
+    Settings(#[from] SettingsError),
+}
+
+/// Resolves the settings that apply to each file, caching per directory.
+#[derive(Debug)]
+pub struct SettingsResolver {
+    source: ConfigSource,
+    overrides: Overrides,
+    cwd: PathBuf,
+    cache: std::sync::Mutex<std::collections::HashMap<PathBuf, Option<Arc<Settings>>>>,
+    default: Arc<Settings>,
+}
+
+impl SettingsResolver {
+    /// A resolver; fails when the configuration that applies to `cwd` is invalid.
+    pub fn new(source: ConfigSource, overrides: Overrides, cwd: PathBuf) -> Result<Self, ResolveError> {
+        let default = match &source {
+            ConfigSource::Explicit(config) => Settings::resolve(Some(config), &overrides, &cwd)?,
+            ConfigSource::Isolated => Settings::resolve(None, &overrides, &cwd)?,
+            ConfigSource::Hierarchical => {
+                let config = crate::config::discover(&cwd)?;
+                Settings::resolve(config.as_ref(), &overrides, &cwd)?
+            }
+        };
+        Ok(SettingsResolver {
+            source,
+            overrides,
+            cwd,
+            cache: std::sync::Mutex::new(std::collections::HashMap::new()),
+            default: Arc::new(default),
+        })
+    }
+
+    /// The settings of the working directory: used for stdin and for checks across files.
+    pub fn root(&self) -> Arc<Settings> {
+        Arc::clone(&self.default)
+    }
+
+    /// The settings that apply to `path`: those of the nearest configuration file among its ancestors.
+    pub fn for_path(&self, path: &Path) -> Result<Arc<Settings>, ResolveError> {
+        if !matches!(self.source, ConfigSource::Hierarchical) {
+            return Ok(self.root());
+        }
+        let absolute = if path.is_absolute() { path.to_path_buf() } else { self.cwd.join(path) };
+        let directory =
+            if absolute.is_dir() { absolute } else { absolute.parent().map_or(absolute.clone(), Path::to_path_buf) };
+        self.for_directory(&directory).map(|settings| settings.unwrap_or_else(|| self.root()))
+    }
+
+    /// `Some` when `directory` or an ancestor has a configuration file.
+    fn for_directory(&self, directory: &Path) -> Result<Option<Arc<Settings>>, ResolveError> {
+        if let Some(cached) = self.cache.lock().expect("settings cache").get(directory) {
+            return Ok(cached.clone());
+        }
+        let mut found = None;
+        for name in crate::config::CONFIG_FILE_NAMES {
+            let candidate = directory.join(name);
+            if candidate.is_file()
+                && let Some(config) = ConfigFile::load(&candidate)?
+            {
+                found = Some(Arc::new(Settings::resolve(Some(&config), &self.overrides, &self.cwd)?));
+                break;
+            }
+        }
+        let resolved = match found {
+            Some(settings) => Some(settings),
+            None => match directory.parent() {
+                Some(parent) => self.for_directory(parent)?,
+                None => None,
+            },
+        };
+        self.cache.lock().expect("settings cache").insert(directory.to_path_buf(), resolved.clone());
+        Ok(resolved)
     }
 }

@@ -161,3 +161,25 @@ fn rule_prints_the_documentation() {
     let mut command = Command::cargo_bin("capslint").unwrap();
     command.args(["rule", "--all"]).assert().code(0).stdout(predicate::str::contains("CAP101  n-jobs-all-cores"));
 }
+
+#[test]
+fn the_nearest_configuration_applies_to_each_file() {
+    let dir = project(&[
+        ("bad.py", BAD),
+        ("legacy/capslint.toml", "ignore = [\"CAP101\"]\n"),
+        ("legacy/bad.py", BAD),
+        ("pkg/pyproject.toml", "[project]\nname = \"pkg\"\n\n[tool.capslint]\nextend-exclude = [\"generated\"]\n"),
+        ("pkg/generated/bad.py", BAD),
+    ]);
+    let mut command = Command::cargo_bin("capslint").unwrap();
+    command
+        .current_dir(dir.path())
+        .args(["check", "--output-format", "concise"])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("bad.py:3:20: CAP101"))
+        .stdout(predicate::str::contains("legacy/").not())
+        .stdout(predicate::str::contains("generated").not());
+    // `--isolated` ignores them all.
+    capslint(&dir).args(["--output-format", "concise"]).assert().stdout(predicate::str::contains("legacy/bad.py"));
+}

@@ -1,15 +1,15 @@
 //! `capslint check`: discover, check in parallel, report, and map the outcome to an exit code.
 
 use std::io::{IsTerminal, Read, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
-use crate::config::{self, ConfigFile};
+use crate::config::ConfigFile;
 use crate::discover::{self, FileKind};
 use crate::lint::{self, Input};
 use crate::registry::Severity;
 use crate::report::{self, OutputFormat, Style};
-use crate::settings::{Overrides, Settings};
+use crate::settings::{ConfigSource, Overrides, SettingsResolver};
 
 /// Arguments of `capslint check`.
 #[derive(Debug, Clone, clap::Args)]
@@ -52,25 +52,22 @@ pub struct CheckArgs {
     pub no_prefilter: bool,
 }
 
-fn load_config(args: &CheckArgs, cwd: &Path) -> Result<Option<ConfigFile>, ExitCode> {
-    let loaded = if args.isolated {
-        Ok(None)
-    } else if let Some(path) = &args.config {
-        match ConfigFile::load(path) {
-            Ok(Some(config)) => Ok(Some(config)),
-            Ok(None) => {
-                eprintln!("error: {}: no [tool.capslint] table", path.display());
-                return Err(ExitCode::from(2));
-            }
-            Err(error) => Err(error),
+fn config_source(args: &CheckArgs) -> Result<ConfigSource, ExitCode> {
+    if args.isolated {
+        return Ok(ConfigSource::Isolated);
+    }
+    let Some(path) = &args.config else { return Ok(ConfigSource::Hierarchical) };
+    match ConfigFile::load(path) {
+        Ok(Some(config)) => Ok(ConfigSource::Explicit(Box::new(config))),
+        Ok(None) => {
+            eprintln!("error: {}: no [tool.capslint] table", path.display());
+            Err(ExitCode::from(2))
         }
-    } else {
-        config::discover(cwd)
-    };
-    loaded.map_err(|error| {
-        eprint!("{}", render_error(&error));
-        ExitCode::from(2)
-    })
+        Err(error) => {
+            eprint!("{}", render_error(&error));
+            Err(ExitCode::from(2))
+        }
+    }
 }
 
 /// Renders an error that carries source spans (a configuration file) as a graphical report on stderr.
@@ -88,8 +85,8 @@ pub fn render_error(error: &dyn miette::Diagnostic) -> String {
 /// Runs `capslint check`.
 pub fn run(args: &CheckArgs) -> ExitCode {
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
-    let config = match load_config(args, &cwd) {
-        Ok(config) => config,
+    let source = match config_source(args) {
+        Ok(source) => source,
         Err(code) => return code,
     };
     let overrides = Overrides {
@@ -99,10 +96,10 @@ pub fn run(args: &CheckArgs) -> ExitCode {
         strict: args.strict,
         no_prefilter: args.no_prefilter,
     };
-    let settings = match Settings::resolve(config.as_ref(), &overrides, &cwd) {
-        Ok(settings) => settings,
+    let resolver = match SettingsResolver::new(source, overrides, cwd.clone()) {
+        Ok(resolver) => resolver,
         Err(error) => {
-            eprintln!("error: {error}");
+            eprint!("{}", render_error(&error));
             return ExitCode::from(2);
         }
     };
@@ -118,10 +115,26 @@ pub fn run(args: &CheckArgs) -> ExitCode {
         }
         let name = args.stdin_filename.clone().unwrap_or_else(|| PathBuf::from("-"));
         let kind = FileKind::of(&name).unwrap_or(FileKind::Python);
-        inputs.push(Input { display_name: discover::display_name(&name, &cwd), path: name, kind, text: Some(text) });
+        let settings = match &args.stdin_filename {
+            Some(name) => match resolver.for_path(name) {
+                Ok(settings) => settings,
+                Err(error) => {
+                    eprint!("{}", render_error(&error));
+                    return ExitCode::from(2);
+                }
+            },
+            None => resolver.root(),
+        };
+        inputs.push(Input {
+            display_name: discover::display_name(&name, &cwd),
+            path: name,
+            kind,
+            text: Some(text),
+            settings,
+        });
     }
     if !file_paths.is_empty() {
-        let discovered = match discover::discover(&file_paths, &settings, args.force_exclude) {
+        let discovered = match discover::discover(&file_paths, &resolver, args.force_exclude) {
             Ok(discovered) => discovered,
             Err(error) => {
                 eprintln!("error: {error}");
@@ -131,15 +144,23 @@ pub fn run(args: &CheckArgs) -> ExitCode {
         for warning in &discovered.warnings {
             eprintln!("warning: {warning}");
         }
-        inputs.extend(discovered.files.into_iter().map(|(path, kind)| Input {
-            display_name: discover::display_name(&path, &cwd),
-            path,
-            kind,
-            text: None,
-        }));
+        if let Some(error) = discovered.config_errors.first() {
+            eprint!("{}", render_error(error));
+            return ExitCode::from(2);
+        }
+        for (path, kind) in discovered.files {
+            let settings = match resolver.for_path(&path) {
+                Ok(settings) => settings,
+                Err(error) => {
+                    eprint!("{}", render_error(&error));
+                    return ExitCode::from(2);
+                }
+            };
+            inputs.push(Input { display_name: discover::display_name(&path, &cwd), path, kind, text: None, settings });
+        }
     }
 
-    let run = lint::check_inputs(inputs, &settings);
+    let run = lint::check_inputs(inputs);
     for error in &run.errors {
         eprintln!("error: {error}");
     }

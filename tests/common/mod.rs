@@ -25,8 +25,14 @@ pub fn settings(overrides: &Overrides) -> Settings {
 pub fn lint_text(name: &str, text: &str, settings: &Settings) -> Vec<Diagnostic> {
     let path = PathBuf::from(name);
     let kind = FileKind::of(&path).expect("a known file kind");
-    let input = Input { path, display_name: name.to_string(), kind, text: Some(text.to_string()) };
-    lint::check_inputs(vec![input], settings).diagnostics
+    let input = Input {
+        path,
+        display_name: name.to_string(),
+        kind,
+        text: Some(text.to_string()),
+        settings: std::sync::Arc::new(settings.clone()),
+    };
+    lint::check_inputs(vec![input]).diagnostics
 }
 
 /// Lints a file of the repository, shown by its path relative to the root.
