@@ -39,7 +39,11 @@ pub fn main() -> ExitCode {
         }
     };
     match &cli.command {
-        Command::Check(args) => run_in_pool(|| check::run(args)),
+        Command::Check(args) => {
+            // A panic while checking one file becomes that file's diagnostic; do not also print it raw.
+            std::panic::set_hook(Box::new(|_| {}));
+            run_in_pool(|| check::run(args))
+        }
         Command::Rule(args) => rule::run(args),
         Command::Runtime(args) => runtime::run_runtime(args),
         Command::Exec(args) => runtime::run_exec(args),

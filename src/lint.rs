@@ -131,6 +131,11 @@ fn check_input_inner(input: Input) -> FileResult {
     };
     let text = match String::from_utf8(bytes) {
         Ok(text) => text,
+        // PEP 263: a Python file may declare another (ASCII-compatible) encoding. Its syntax is ASCII, so a
+        // lossy decoding changes only the contents of strings and comments, which no rule reads.
+        Err(error) if input.kind == FileKind::Python && declares_python_encoding(error.as_bytes()) => {
+            String::from_utf8_lossy(error.as_bytes()).into_owned()
+        }
         Err(error) => {
             let valid_up_to = error.utf8_error().valid_up_to();
             let lossy = String::from_utf8_lossy(error.as_bytes()).into_owned();
@@ -163,6 +168,15 @@ fn check_input_inner(input: Input) -> FileResult {
         .map(|finding| Diagnostic { severity: settings.severity(finding.rule), finding, file: Arc::clone(&file) })
         .collect();
     FileResult { diagnostics, errors: Vec::new() }
+}
+
+/// Whether the first two lines carry a PEP 263 coding declaration (`# -*- coding: latin-1 -*-`).
+fn declares_python_encoding(bytes: &[u8]) -> bool {
+    bytes.split(|byte| *byte == b'\n').take(2).any(|line| {
+        let line = String::from_utf8_lossy(line);
+        let trimmed = line.trim_start();
+        trimmed.starts_with('#') && ["coding:", "coding="].iter().any(|marker| trimmed.contains(marker))
+    })
 }
 
 fn check_python(file: &SourceFile, rules: crate::selection::RuleSet, settings: &Settings) -> Vec<Finding> {

@@ -183,3 +183,19 @@ fn the_nearest_configuration_applies_to_each_file() {
     // `--isolated` ignores them all.
     capslint(&dir).args(["--output-format", "concise"]).assert().stdout(predicate::str::contains("legacy/bad.py"));
 }
+
+#[test]
+fn a_pep_263_coding_declaration_is_honoured() {
+    let dir = project(&[]);
+    fs::write(
+        dir.path().join("big5.py"),
+        b"# -*- coding: big5 -*-\n# \xa4\xa4\xa4\xe5\nfrom joblib import Parallel\nParallel(n_jobs=-1)\n",
+    )
+    .unwrap();
+    capslint(&dir)
+        .args(["--output-format", "concise"])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("big5.py:4:10: CAP101"))
+        .stdout(predicate::str::contains("CAP001").not());
+}
