@@ -285,6 +285,7 @@ impl<'a> Visitor<'a> for Checker<'_, 'a> {
             }
             Expr::Lambda(lambda) => {
                 if let Some(parameters) = &lambda.parameters {
+                    rules::n_jobs_all_cores::parameters(self, parameters);
                     for parameter in parameters.iter_non_variadic_params() {
                         if let Some(default) = parameter.default() {
                             self.visit_expr(default);

@@ -100,6 +100,21 @@ pub fn is_query_call(canonical_name: &str) -> bool {
 pub const NODE_CPU_COUNT_CALLS: &[&str] =
     &["os.cpu_count", "os.process_cpu_count", "multiprocessing.cpu_count", "psutil.cpu_count"];
 
+/// How a CPU-counting call reads in a message, and what it really counts.
+pub fn describe_counter(call: &str) -> (&'static str, &'static str) {
+    match call {
+        "os.sched_getaffinity" => {
+            ("len(os.sched_getaffinity(0))", "the CPUs of the affinity mask, which ignores the CFS quota")
+        }
+        "os.process_cpu_count" => {
+            ("os.process_cpu_count()", "the CPUs of the affinity mask, which ignores the CFS quota")
+        }
+        "multiprocessing.cpu_count" => ("multiprocessing.cpu_count()", "the node's CPUs, not the pod's CPU limit"),
+        "psutil.cpu_count" => ("psutil.cpu_count()", "the node's CPUs, not the pod's CPU limit"),
+        _ => ("os.cpu_count()", "the node's CPUs, not the pod's CPU limit"),
+    }
+}
+
 /// Functions that count CPUs with the cgroup quota taken into account.
 pub const QUOTA_AWARE_CPU_COUNT_CALLS: &[&str] = &["joblib.cpu_count", "loky.cpu_count"];
 

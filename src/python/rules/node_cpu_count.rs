@@ -10,7 +10,7 @@ use crate::diagnostic::Finding;
 use crate::python::checker::Checker;
 use crate::python::env::EnvWrite;
 use crate::python::knowledge::{
-    JoblibCall, PARALLELISM_KEYWORDS, POSITIONAL_PARALLELISM, PROCESS_POOLS, is_thread_count_keyword,
+    JoblibCall, PARALLELISM_KEYWORDS, POSITIONAL_PARALLELISM, PROCESS_POOLS, describe_counter, is_thread_count_keyword,
 };
 use crate::python::resolve::Value;
 use crate::registry::Rule;
@@ -21,11 +21,10 @@ const HELP: &str = "derive the count from the pod's CPU limit (the Downward API 
 fn check_value<'a>(checker: &mut Checker<'_, 'a>, range: TextRange, value: &'a Expr, target: &str) {
     let resolved = checker.eval(value);
     let Value::NodeCpus { call: counter, origin } = resolved.value else { return };
-    let mut finding = Finding::new(
-        Rule::NodeCpuCount,
-        range,
-        format!("{target} is sized from `{counter}()`, which counts the node's CPUs, not the pod's CPU limit"),
-    )
+    let mut finding = Finding::new(Rule::NodeCpuCount, range, {
+        let (counter, what) = describe_counter(counter);
+        format!("{target} is sized from `{counter}`, which counts {what}")
+    })
     .label("node-wide CPU count")
     .help(HELP);
     finding = checker.point_to(finding, origin, "counts every CPU of the node");

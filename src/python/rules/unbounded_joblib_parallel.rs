@@ -6,7 +6,7 @@ use ruff_text_size::Ranged;
 
 use crate::diagnostic::Finding;
 use crate::python::checker::{Backend, Checker, call_argument, kwargs_splats};
-use crate::python::knowledge::JoblibCall;
+use crate::python::knowledge::{JoblibCall, describe_counter};
 use crate::python::resolve::{Unknown, Value};
 use crate::registry::Rule;
 
@@ -61,11 +61,10 @@ pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall, callee: 
     let argument_range = call.arguments.find_keyword("n_jobs").map_or(n_jobs.range(), Ranged::range);
     let finding = match resolved.value {
         Value::NodeCpus { call: counter, origin } => {
-            let mut finding = Finding::new(
-                Rule::UnboundedJoblibParallel,
-                argument_range,
-                format!("`{display}` sizes its workers from `{counter}()`, the node's CPUs, not the pod's CPU limit"),
-            )
+            let mut finding = Finding::new(Rule::UnboundedJoblibParallel, argument_range, {
+                let (counter, what) = describe_counter(counter);
+                format!("`{display}` sizes its workers from `{counter}`: {what}")
+            })
             .label("one worker per node core");
             finding = checker.point_to(finding, origin, "counts every CPU of the node");
             finding
@@ -81,7 +80,11 @@ pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall, callee: 
             finding
         }
         Value::Int(1) | Value::Int(i64::MIN..=0) | Value::None => return,
-        Value::Int(_) | Value::Capped => {
+        ref count @ (Value::Int(_) | Value::Capped) => {
+            let workers = match count {
+                Value::Int(value) => value.to_string(),
+                _ => format!("`{}`", checker.text(n_jobs.range())),
+            };
             if backend(checker, call, kind) != Backend::Process || inner_capped(checker, call, kind) {
                 return;
             }
@@ -89,9 +92,8 @@ pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall, callee: 
                 Rule::UnboundedJoblibParallel,
                 argument_range,
                 format!(
-                    "`{display}` starts {} worker processes without an inner thread cap: each one sizes its own \
-                     BLAS/OpenMP pools, so workers x threads exceeds the limit",
-                    checker.text(n_jobs.range())
+                    "`{display}` starts {workers} worker processes without an inner thread cap: each one sizes its own \
+                     BLAS/OpenMP pools, so workers x threads exceeds the limit"
                 ),
             )
             .label("process workers, each with uncapped threads")

@@ -6,7 +6,7 @@ use ruff_text_size::Ranged;
 
 use crate::diagnostic::Finding;
 use crate::python::checker::{Checker, call_argument, kwargs_splats};
-use crate::python::knowledge::PROCESS_POOLS;
+use crate::python::knowledge::{PROCESS_POOLS, describe_counter};
 use crate::python::resolve::Value;
 use crate::registry::Rule;
 
@@ -50,11 +50,10 @@ pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall, callee: 
         )
         .label("None means every CPU of the node"),
         Value::NodeCpus { call: counter, origin } => {
-            let finding = Finding::new(
-                Rule::UnsizedProcessPool,
-                range,
-                format!("`{display}` sizes its pool from `{counter}()`, the node's CPUs, not the pod's CPU limit"),
-            )
+            let finding = Finding::new(Rule::UnsizedProcessPool, range, {
+                let (counter, what) = describe_counter(counter);
+                format!("`{display}` sizes its pool from `{counter}`: {what}")
+            })
             .label("one process per node core");
             if range.contains_range(origin) {
                 finding
