@@ -89,24 +89,26 @@ pub fn caps_unset(caps: &Caps) -> Option<Verdict> {
 
 /// `caps_exceed_limit`: a cap allows more threads or processes than the limit.
 pub fn caps_exceed_limit(caps: &Caps, limit: u64) -> Option<Verdict> {
-    let over: Vec<String> = caps
+    let over: Vec<(&str, u64)> = caps
         .caps
         .iter()
         .filter_map(|cap| {
             let threads = cap.value.threads()?;
-            (threads > limit).then(|| format!("{}={threads}", cap.name))
+            (threads > limit).then_some((cap.name, threads))
         })
         .collect();
     if over.is_empty() {
         return None;
     }
+    let values: Vec<String> = over.iter().map(|(n, t)| format!("{n}={t}")).collect();
+    let names: Vec<&str> = over.iter().map(|(n, _)| *n).collect();
     Some(
         Verdict::new(
             Reason::CapsExceedLimit,
-            format!("{} above the limit of {limit}", over.join(", ")),
+            format!("{} above the limit of {limit}", values.join(", ")),
         )
         .field("limit", limit)
-        .field("vars", over.join(",")),
+        .field("vars", names.join(",")),
     )
 }
 
@@ -121,34 +123,45 @@ pub fn cap_ineffective(caps: &Caps, limit: u64, pools: &[Pool]) -> Option<Verdic
     if !caps_safe {
         return None;
     }
-    let over: Vec<String> = pools
+    let over: Vec<(&Pool, u64)> = pools
         .iter()
         .filter_map(|pool| {
             let threads = pool.num_threads()?;
-            (threads > limit).then(|| {
-                format!(
-                    "{}:{}:{}={threads}",
-                    pool.user_api(),
-                    pool.internal_api(),
-                    pool.prefix()
-                )
-            })
+            (threads > limit).then_some((pool, threads))
         })
         .collect();
     if over.is_empty() {
         return None;
     }
+    let described: Vec<String> = over
+        .iter()
+        .map(|(pool, threads)| {
+            format!(
+                "{} ({} {}) runs {threads} threads",
+                pool.prefix(),
+                pool.user_api(),
+                pool.internal_api()
+            )
+        })
+        .collect();
+    let prefixes: Vec<&str> = over.iter().map(|(pool, _)| pool.prefix()).collect();
+    let most = over
+        .iter()
+        .map(|(_, threads)| *threads)
+        .max()
+        .unwrap_or(limit);
     Some(
         Verdict::new(
             Reason::CapIneffective,
             format!(
-                "{} thread(s) in a loaded pool although the caps are set to at most {limit}: \
-                 the library ignores them or code raised the pool after import",
-                over.join(", ")
+                "{} although the caps are set within the limit of {limit}: the library ignores \
+                 them, or code raised the pool after import",
+                described.join(", ")
             ),
         )
         .field("limit", limit)
-        .field("pools", over.join(",")),
+        .field("pools", prefixes.join(","))
+        .field("num_threads", most),
     )
 }
 

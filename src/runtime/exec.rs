@@ -54,6 +54,26 @@ impl Plan {
     }
 }
 
+/// A user's value that forbids starting: the variable and how to show the value.
+struct Refused {
+    name: &'static str,
+    shown: String,
+}
+
+/// One verdict listing every refused variable (after the limit, when given), or none.
+fn refusal(reason: Reason, refused: &[Refused], what: &str, limit: Option<u64>) -> Option<Verdict> {
+    if refused.is_empty() {
+        return None;
+    }
+    let names: Vec<&str> = refused.iter().map(|r| r.name).collect();
+    let shown: Vec<&str> = refused.iter().map(|r| r.shown.as_str()).collect();
+    let mut verdict = Verdict::new(reason, format!("{} {what}", shown.join(", ")));
+    if let Some(limit) = limit {
+        verdict = verdict.field("limit", limit);
+    }
+    Some(verdict.field("vars", names.join(",")))
+}
+
 /// Decides every cap for `limit`, or the verdicts that forbid starting.
 pub fn plan(env: &Env, limit: u64) -> Result<Plan, Vec<Verdict>> {
     let mut plan = Plan {
@@ -61,7 +81,8 @@ pub fn plan(env: &Env, limit: u64) -> Result<Plan, Vec<Verdict>> {
         set: Vec::new(),
         kept: Vec::new(),
     };
-    let (mut above, mut invalid) = (Vec::new(), Vec::new());
+    let mut above = Vec::new();
+    let mut invalid = Vec::new();
     for name in EXPORTED.into_iter().chain(CHECKED) {
         let value = match env.value(name) {
             Value::Unset => CapValue::Unset,
@@ -75,33 +96,29 @@ pub fn plan(env: &Env, limit: u64) -> Result<Plan, Vec<Verdict>> {
                 plan.set.push((name, limit.to_string()));
             }
             CapValue::Unset | CapValue::Empty => {}
-            CapValue::Threads { threads, .. } if threads > limit => {
-                above.push(format!("{name}={threads}"));
-            }
+            CapValue::Threads { threads, .. } if threads > limit => above.push(Refused {
+                name,
+                shown: format!("{name}={threads}"),
+            }),
             CapValue::Threads { raw, .. } => plan.kept.push((name, raw)),
-            CapValue::Invalid { raw } => invalid.push(format!("{name}={raw:?}")),
+            CapValue::Invalid { raw } => invalid.push(Refused {
+                name,
+                shown: format!("{name}={raw:?}"),
+            }),
         }
     }
-    let mut verdicts = Vec::new();
-    if !invalid.is_empty() {
-        verdicts.push(
-            Verdict::new(
-                Reason::CapsUnset,
-                format!("{} not a positive integer", invalid.join(", ")),
-            )
-            .field("vars", invalid.join(",")),
-        );
-    }
-    if !above.is_empty() {
-        verdicts.push(
-            Verdict::new(
-                Reason::CapsExceedLimit,
-                format!("{} above the limit of {limit}", above.join(", ")),
-            )
-            .field("limit", limit)
-            .field("vars", above.join(",")),
-        );
-    }
+    let mut verdicts: Vec<Verdict> = [
+        refusal(Reason::CapsUnset, &invalid, "not a positive integer", None),
+        refusal(
+            Reason::CapsExceedLimit,
+            &above,
+            &format!("above the limit of {limit}"),
+            Some(limit),
+        ),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
     match env.value(caps::WAIT_POLICY) {
         Value::Unset => plan.set.push((caps::WAIT_POLICY, caps::PASSIVE.into())),
         Value::Text(policy) if policy.trim().is_empty() => {

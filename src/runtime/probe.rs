@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::mpsc;
 use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -230,18 +230,17 @@ const DRAIN_GRACE: Duration = Duration::from_secs(2);
 fn wait_with_timeout(mut child: Child, timeout: Duration) -> io::Result<Output> {
     let stdout = reader(child.stdout.take());
     let stderr = reader(child.stderr.take());
-    let deadline = Instant::now() + timeout;
-    let status = loop {
-        if let Some(status) = child.try_wait()? {
-            break Some(status);
-        }
-        if Instant::now() >= deadline {
-            // The child may exit on its own between the check and the kill; both are fine.
-            let _ = child.kill();
+    // Block instead of polling: a poll loop would burn CPU time in the very cgroup whose
+    // throttling `--measure` reads.
+    let exited = exit_notifier(child.id());
+    let status = match exited.recv_timeout(timeout) {
+        Err(mpsc::RecvTimeoutError::Timeout) => {
+            // Not reaped yet (only this thread reaps), so the PID is still the child's.
+            child.kill()?;
             child.wait()?;
-            break None;
+            None
         }
-        thread::sleep(Duration::from_millis(10));
+        Ok(()) | Err(mpsc::RecvTimeoutError::Disconnected) => Some(child.wait()?),
     };
     let collect = |rx: mpsc::Receiver<Vec<u8>>| rx.recv_timeout(DRAIN_GRACE).unwrap_or_default();
     Ok(Output {
@@ -249,6 +248,28 @@ fn wait_with_timeout(mut child: Child, timeout: Duration) -> io::Result<Output> 
         stdout: collect(stdout),
         stderr: collect(stderr),
     })
+}
+
+/// Signals when the process `pid` has exited, without reaping it (`waitid` with `WNOWAIT`), so
+/// the caller can still kill it by PID safely until it calls `wait` itself.
+fn exit_notifier(pid: u32) -> mpsc::Receiver<()> {
+    let (tx, rx) = mpsc::channel();
+    thread::spawn(move || {
+        let pid = libc::id_t::from(pid);
+        loop {
+            // SAFETY: `info` is a valid, writable siginfo_t; waitid only writes into it.
+            let rc = unsafe {
+                let mut info: libc::siginfo_t = std::mem::zeroed();
+                libc::waitid(libc::P_PID, pid, &mut info, libc::WEXITED | libc::WNOWAIT)
+            };
+            if rc == 0 || io::Error::last_os_error().kind() != io::ErrorKind::Interrupted {
+                break;
+            }
+        }
+        // On an error the child is no longer waitable; the caller's `wait` reports why.
+        let _ = tx.send(());
+    });
+    rx
 }
 
 fn reader(pipe: Option<impl Read + Send + 'static>) -> mpsc::Receiver<Vec<u8>> {
@@ -317,6 +338,7 @@ fn parse_report(
 mod tests {
     use super::*;
     use std::os::unix::process::ExitStatusExt;
+    use std::time::Instant;
 
     fn ok() -> ExitStatus {
         ExitStatus::from_raw(0)
