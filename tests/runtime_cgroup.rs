@@ -139,6 +139,30 @@ fn unset_caps_fail() {
 }
 
 #[test]
+fn a_cap_the_loaded_blas_does_not_read_is_ineffective() {
+    let _serial = REAL_CGROUP_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(setup) = real_setup(ONE_CPU.0, ONE_CPU.1) else {
+        return;
+    };
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if cores < 2 {
+        return skip_inapplicable("one CPU: an uncapped OpenBLAS pool cannot exceed a 1-CPU limit");
+    }
+    // MKL_NUM_THREADS is set, but numpy's BLAS is OpenBLAS, which does not read it.
+    let vars = [
+        declared("1"),
+        ("MKL_NUM_THREADS", "1".to_owned()),
+        ("LOKY_MAX_CPU_COUNT", "1".to_owned()),
+        ("OMP_WAIT_POLICY", "passive".to_owned()),
+    ];
+    let (output, report) = runtime_json(&setup, &vars, &[]);
+    assert_eq!(output.status.code(), Some(1), "{}", describe(&output));
+    assert_eq!(reasons(&report), ["caps_unset", "cap_ineffective"]);
+    let detail = report["verdicts"][1]["detail"].as_str().unwrap();
+    assert!(detail.contains("it reads OPENBLAS_NUM_THREADS"), "{detail}");
+}
+
+#[test]
 fn cap_above_the_limit_fails() {
     let _serial = REAL_CGROUP_LOCK.lock().unwrap_or_else(|e| e.into_inner());
     let Some(setup) = real_setup(ONE_CPU.0, ONE_CPU.1) else {

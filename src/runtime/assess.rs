@@ -112,22 +112,26 @@ pub fn caps_exceed_limit(caps: &Caps, limit: u64) -> Option<Verdict> {
     )
 }
 
-/// `cap_ineffective`: the required caps are set within the limit, yet a loaded pool is larger
-/// (the library ignores the variables it was given, or code raised the pool after import).
+/// `cap_ineffective`: a loaded pool has more threads than the limit although caps are set: the
+/// variable that governs it is within the limit (code raised the pool after import, or the
+/// library ignores it), or none of the set variables is one it reads (`MKL_NUM_THREADS` set while
+/// numpy uses OpenBLAS). A pool whose variable is above the limit is `caps_exceed_limit`'s, and
+/// with no cap set at all it is `caps_unset`'s.
 pub fn cap_ineffective(caps: &Caps, limit: u64, pools: &[Pool]) -> Option<Verdict> {
-    let caps_safe = caps::REQUIRED.iter().all(|name| {
-        caps.get(name)
-            .and_then(|cap| cap.value.threads())
-            .is_some_and(|threads| threads <= limit)
-    });
-    if !caps_safe {
+    if !caps.any_set() {
         return None;
     }
-    let over: Vec<(&Pool, u64)> = pools
+    let over: Vec<(&Pool, u64, String)> = pools
         .iter()
         .filter_map(|pool| {
-            let threads = pool.num_threads()?;
-            (threads > limit).then_some((pool, threads))
+            let threads = pool.num_threads().filter(|&n| n > limit)?;
+            let reads = caps::governing(pool.internal_api());
+            let why = match caps.first_set(reads) {
+                Some((_, value)) if value > limit => return None,
+                Some((name, value)) => format!("although {name}={value}"),
+                None => format!("it reads {}, none of them set", reads.join(", ")),
+            };
+            Some((pool, threads, why))
         })
         .collect();
     if over.is_empty() {
@@ -135,28 +139,28 @@ pub fn cap_ineffective(caps: &Caps, limit: u64, pools: &[Pool]) -> Option<Verdic
     }
     let described: Vec<String> = over
         .iter()
-        .map(|(pool, threads)| {
+        .map(|(pool, threads, why)| {
             format!(
-                "{} ({} {}) runs {threads} threads",
+                "{} ({} {}) runs {threads} threads {why}",
                 pool.prefix(),
                 pool.user_api(),
                 pool.internal_api()
             )
         })
         .collect();
-    let prefixes: Vec<&str> = over.iter().map(|(pool, _)| pool.prefix()).collect();
+    let prefixes: Vec<&str> = over.iter().map(|(pool, _, _)| pool.prefix()).collect();
     let most = over
         .iter()
-        .map(|(_, threads)| *threads)
+        .map(|(_, threads, _)| *threads)
         .max()
         .unwrap_or(limit);
     Some(
         Verdict::new(
             Reason::CapIneffective,
             format!(
-                "{} although the caps are set within the limit of {limit}: the library ignores \
-                 them, or code raised the pool after import",
-                described.join(", ")
+                "{}; the limit is {limit}: the library ignores the cap, or code raised the pool \
+                 after import",
+                described.join("; ")
             ),
         )
         .field("limit", limit)
@@ -421,32 +425,68 @@ mod tests {
     }
 
     #[test]
-    fn a_pool_above_the_limit_is_ineffective_only_when_the_caps_are_safe() {
+    fn a_pool_above_its_capped_variable_is_ineffective() {
         let one = declared("1", 1000);
         let big = report(vec![pool(1), pool(2)], Some(1));
-        assert_eq!(
-            reasons(&caps_with(&[]), &one, Some(&big)),
-            [Reason::CapIneffective]
-        );
-        // Already explained by the cap itself.
-        assert_eq!(
-            reasons(
-                &caps_with(&[("OPENBLAS_NUM_THREADS", Some("2"))]),
-                &one,
-                Some(&big)
+        let caps = caps_with(&[]);
+        assert_eq!(reasons(&caps, &one, Some(&big)), [Reason::CapIneffective]);
+        let verdict = cap_ineffective(&caps, 1, &big.pools).unwrap();
+        assert!(
+            verdict.detail.starts_with(
+                "libopenblas (blas openblas) runs 2 threads although OPENBLAS_NUM_THREADS=1;"
             ),
-            [Reason::CapsExceedLimit]
+            "{}",
+            verdict.detail
         );
+        assert!(
+            verdict
+                .to_logfmt()
+                .contains(" pools=libopenblas num_threads=2 ")
+        );
+        // OpenBLAS falls back to OMP_NUM_THREADS when its own variable is unset.
+        let caps = caps_with(&[("OPENBLAS_NUM_THREADS", None)]);
         assert_eq!(
-            reasons(
-                &caps_with(&[("OPENBLAS_NUM_THREADS", None)]),
-                &one,
-                Some(&big)
-            ),
-            [Reason::CapsUnset]
+            reasons(&caps, &one, Some(&big)),
+            [Reason::CapsUnset, Reason::CapIneffective]
         );
+        let detail = cap_ineffective(&caps, 1, &big.pools).unwrap().detail;
+        assert!(detail.contains("although OMP_NUM_THREADS=1"), "{detail}");
         // No probe, no pool check.
         assert_eq!(reasons(&caps_with(&[]), &one, None), []);
+    }
+
+    #[test]
+    fn a_pool_that_reads_none_of_the_set_variables_is_ineffective() {
+        // MKL_NUM_THREADS is set, but numpy uses OpenBLAS.
+        let env: Env = [("MKL_NUM_THREADS", "1")].into_iter().collect();
+        let caps = Caps::read(&env);
+        let verdict = cap_ineffective(&caps, 1, &[pool(2)]).unwrap();
+        assert!(
+            verdict.detail.contains(
+                "it reads OPENBLAS_NUM_THREADS, GOTO_NUM_THREADS, OMP_NUM_THREADS, none of them set"
+            ),
+            "{}",
+            verdict.detail
+        );
+    }
+
+    #[test]
+    fn a_pool_explained_by_another_verdict_is_not_ineffective() {
+        let one = declared("1", 1000);
+        let big = report(vec![pool(2)], Some(1));
+        // The variable itself is above the limit.
+        let caps = caps_with(&[("OPENBLAS_NUM_THREADS", Some("2"))]);
+        assert_eq!(reasons(&caps, &one, Some(&big)), [Reason::CapsExceedLimit]);
+        let caps = caps_with(&[
+            ("OPENBLAS_NUM_THREADS", None),
+            ("OMP_NUM_THREADS", Some("4")),
+        ]);
+        assert_eq!(
+            reasons(&caps, &one, Some(&big)),
+            [Reason::CapsUnset, Reason::CapsExceedLimit]
+        );
+        // Nothing is capped at all.
+        assert!(cap_ineffective(&Caps::read(&Env::default()), 1, &big.pools).is_none());
     }
 
     #[test]

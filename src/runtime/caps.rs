@@ -30,6 +30,21 @@ pub const PASSIVE: &str = "passive";
 /// The process-count cap read by loky and joblib.
 pub const LOKY_MAX_CPU_COUNT: &str = "LOKY_MAX_CPU_COUNT";
 
+/// The variables a thread pool reads its size from, by threadpoolctl's `internal_api`, in the
+/// library's order of precedence (the first one set wins).
+pub fn governing(internal_api: &str) -> &'static [&'static str] {
+    match internal_api {
+        "openblas" => &[
+            "OPENBLAS_NUM_THREADS",
+            "GOTO_NUM_THREADS",
+            "OMP_NUM_THREADS",
+        ],
+        "mkl" => &["MKL_NUM_THREADS", "OMP_NUM_THREADS"],
+        "blis" => &["BLIS_NUM_THREADS", "OMP_NUM_THREADS"],
+        _ => &["OMP_NUM_THREADS"],
+    }
+}
+
 /// What one thread-cap variable holds.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CapValue {
@@ -117,6 +132,19 @@ impl Caps {
     /// Looks up one cap by name.
     pub fn get(&self, name: &str) -> Option<&Cap> {
         self.caps.iter().find(|cap| cap.name == name)
+    }
+
+    /// The first of `names` that holds a usable thread count, with that count.
+    pub fn first_set(&self, names: &[&str]) -> Option<(&'static str, u64)> {
+        names.iter().find_map(|name| {
+            let cap = self.get(name)?;
+            Some((cap.name, cap.value.threads()?))
+        })
+    }
+
+    /// Whether any cap variable holds a usable thread count.
+    pub fn any_set(&self) -> bool {
+        self.caps.iter().any(|cap| cap.value.threads().is_some())
     }
 
     /// Whether `OMP_WAIT_POLICY` is `passive` (case-insensitively, as OpenMP runtimes read it).
@@ -236,6 +264,26 @@ mod tests {
             Some(8)
         );
         assert!(caps.wait_policy_is_passive());
+    }
+
+    #[test]
+    fn finds_the_variable_that_governs_a_pool() {
+        let env: Env = [("OMP_NUM_THREADS", "3"), ("GOTO_NUM_THREADS", "x")]
+            .into_iter()
+            .collect();
+        let caps = Caps::read(&env);
+        // GOTO_NUM_THREADS is invalid, so OpenBLAS falls through to OMP_NUM_THREADS.
+        assert_eq!(
+            caps.first_set(governing("openblas")),
+            Some(("OMP_NUM_THREADS", 3))
+        );
+        assert_eq!(
+            caps.first_set(governing("mkl")),
+            Some(("OMP_NUM_THREADS", 3))
+        );
+        assert_eq!(caps.first_set(&["MKL_NUM_THREADS"]), None);
+        assert!(caps.any_set());
+        assert!(!Caps::read(&Env::default()).any_set());
     }
 
     #[test]
