@@ -1,0 +1,426 @@
+//! Running the embedded Python probe: what the real libraries report once the workload's modules
+//! are loaded.
+//!
+//! The probe (`probe.py`, embedded at build time) prints one JSON object on stdout. It runs with
+//! exactly the environment given (so `exec --check` probes the capped environment), under a
+//! timeout after which it is killed.
+
+use std::collections::BTreeMap;
+use std::io::{self, Read};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::mpsc;
+use std::thread;
+use std::time::Duration;
+
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+use super::env::Env;
+
+/// The probe's source, run with `python -c`.
+pub const PROBE_SOURCE: &str = include_str!("probe.py");
+
+/// What to run and how.
+#[derive(Debug, Clone)]
+pub struct ProbeRequest<'a> {
+    /// The interpreter: a path, or a name looked up on `PATH`.
+    pub python: &'a Path,
+    /// The workload's own modules, imported before the usual stack.
+    pub imports: &'a [String],
+    /// Run a BLAS workload this long, reading this `cpu.stat` before and after.
+    pub measure: Option<(f64, &'a Path)>,
+    /// Kill the probe after this long.
+    pub timeout: Duration,
+    /// The probe's whole environment.
+    pub env: &'a Env,
+}
+
+/// One loaded thread pool, as `threadpoolctl.threadpool_info()` describes it.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(transparent)]
+pub struct Pool {
+    /// threadpoolctl's dictionary, field names and values as it gives them.
+    pub info: Map<String, Value>,
+}
+
+impl Pool {
+    fn text(&self, key: &str) -> Option<&str> {
+        self.info.get(key).and_then(Value::as_str)
+    }
+
+    /// `num_threads`: the pool's current size.
+    pub fn num_threads(&self) -> Option<u64> {
+        self.info.get("num_threads").and_then(Value::as_u64)
+    }
+
+    /// `user_api`: `blas` or `openmp`.
+    pub fn user_api(&self) -> &str {
+        self.text("user_api").unwrap_or("?")
+    }
+
+    /// `internal_api`: `openblas`, `mkl`, `blis`, `flexiblas` or `openmp`.
+    pub fn internal_api(&self) -> &str {
+        self.text("internal_api").unwrap_or("?")
+    }
+
+    /// `prefix`: the library file's name prefix (`libscipy_openblas`, `libgomp`, ...).
+    pub fn prefix(&self) -> &str {
+        self.text("prefix").unwrap_or("?")
+    }
+
+    /// `version`, when the library reports one.
+    pub fn version(&self) -> Option<&str> {
+        self.text("version")
+    }
+}
+
+/// The BLAS workload's raw `cpu.stat` readings.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct Measurement {
+    /// How long the workload ran, in seconds.
+    pub seconds: f64,
+    /// Matrix products computed.
+    pub iterations: u64,
+    /// `cpu.stat` just before.
+    pub cpu_stat_before: String,
+    /// `cpu.stat` just after.
+    pub cpu_stat_after: String,
+}
+
+/// What the probe found.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct ProbeReport {
+    /// The interpreter's version (`3.11.7`).
+    pub python: String,
+    /// `sys.executable`.
+    pub executable: String,
+    /// The user's modules, all imported.
+    pub imported: Vec<String>,
+    /// Modules of the usual stack that were installed and imported.
+    pub stack: Vec<String>,
+    /// Modules of the usual stack that are installed but failed to import, with the error.
+    pub stack_errors: BTreeMap<String, String>,
+    /// threadpoolctl's version.
+    pub threadpoolctl_version: Option<String>,
+    /// `threadpoolctl.threadpool_info()`.
+    pub pools: Vec<Pool>,
+    /// joblib's version, when installed.
+    pub joblib_version: Option<String>,
+    /// `joblib.cpu_count()`, when joblib is installed.
+    pub joblib_cpu_count: Option<u64>,
+    /// The workload's readings, with `--measure`.
+    #[serde(default)]
+    pub measure: Option<Measurement>,
+}
+
+/// Why the probe gave no report.
+#[derive(Debug, thiserror::Error)]
+pub enum ProbeError {
+    /// The interpreter does not exist.
+    #[error("Python interpreter not found: {0} (pass --python PATH)")]
+    NotFound(PathBuf),
+    /// The interpreter could not be started.
+    #[error("cannot run {python}: {source}")]
+    Spawn {
+        /// The interpreter.
+        python: PathBuf,
+        /// The error.
+        source: io::Error,
+    },
+    /// The probe ran past the timeout and was killed.
+    #[error(
+        "the probe ({python}) did not finish within {seconds} s and was killed (raise --timeout)"
+    )]
+    Timeout {
+        /// The interpreter.
+        python: PathBuf,
+        /// The timeout.
+        seconds: f64,
+    },
+    /// threadpoolctl is not importable.
+    #[error("threadpoolctl is not installed for {python} ({message}): pip install threadpoolctl")]
+    ThreadpoolctlMissing {
+        /// The interpreter.
+        python: PathBuf,
+        /// Python's error.
+        message: String,
+    },
+    /// A module given with `--import` failed to import.
+    #[error("--import {module} failed: {message}")]
+    ImportFailed {
+        /// The module.
+        module: String,
+        /// Python's error.
+        message: String,
+    },
+    /// The `--measure` workload failed.
+    #[error("--measure failed: {0}")]
+    MeasureFailed(String),
+    /// The probe did not print a report.
+    #[error("the probe ({python}) {status} without a report{}", stderr_tail(.stderr))]
+    NoReport {
+        /// The interpreter.
+        python: PathBuf,
+        /// How it ended.
+        status: String,
+        /// The end of its stderr.
+        stderr: String,
+    },
+}
+
+fn stderr_tail(stderr: &str) -> String {
+    let lines: Vec<&str> = stderr.trim_end().lines().collect();
+    if lines.is_empty() {
+        return String::new();
+    }
+    let tail = &lines[lines.len().saturating_sub(8)..];
+    format!(":\n  {}", tail.join("\n  "))
+}
+
+/// Runs the probe and parses its report.
+pub fn run(request: &ProbeRequest<'_>) -> Result<ProbeReport, ProbeError> {
+    let config = serde_json::json!({
+        "imports": request.imports,
+        "measure_seconds": request.measure.map(|(seconds, _)| seconds),
+        "cpu_stat": request.measure.map(|(_, path)| path.to_string_lossy().into_owned()),
+    });
+    let python = request.python.to_owned();
+    let child = Command::new(request.python)
+        .arg("-c")
+        .arg(PROBE_SOURCE)
+        .arg(config.to_string())
+        .env_clear()
+        .envs(request.env.iter())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|source| match source.kind() {
+            io::ErrorKind::NotFound => ProbeError::NotFound(python.clone()),
+            _ => ProbeError::Spawn {
+                python: python.clone(),
+                source,
+            },
+        })?;
+    let output = wait_with_timeout(child, request.timeout).map_err(|source| ProbeError::Spawn {
+        python: python.clone(),
+        source,
+    })?;
+    let Some(status) = output.status else {
+        return Err(ProbeError::Timeout {
+            python,
+            seconds: request.timeout.as_secs_f64(),
+        });
+    };
+    parse_report(&python, status, &output.stdout, &output.stderr)
+}
+
+/// The outcome of a child run under a timeout.
+struct Output {
+    /// `None` when the child was killed at the timeout.
+    status: Option<ExitStatus>,
+    stdout: Vec<u8>,
+    stderr: Vec<u8>,
+}
+
+/// How long to keep reading pipes after the child ended (a grandchild may still hold them).
+const DRAIN_GRACE: Duration = Duration::from_secs(2);
+
+fn wait_with_timeout(mut child: Child, timeout: Duration) -> io::Result<Output> {
+    let stdout = reader(child.stdout.take());
+    let stderr = reader(child.stderr.take());
+    // Block instead of polling: a poll loop would burn CPU time in the very cgroup whose
+    // throttling `--measure` reads.
+    let exited = exit_notifier(child.id());
+    let status = match exited.recv_timeout(timeout) {
+        Err(mpsc::RecvTimeoutError::Timeout) => {
+            // Not reaped yet (only this thread reaps), so the PID is still the child's.
+            child.kill()?;
+            child.wait()?;
+            None
+        }
+        Ok(()) | Err(mpsc::RecvTimeoutError::Disconnected) => Some(child.wait()?),
+    };
+    let collect = |rx: mpsc::Receiver<Vec<u8>>| rx.recv_timeout(DRAIN_GRACE).unwrap_or_default();
+    Ok(Output {
+        status,
+        stdout: collect(stdout),
+        stderr: collect(stderr),
+    })
+}
+
+/// Signals when the process `pid` has exited, without reaping it (`waitid` with `WNOWAIT`), so
+/// the caller can still kill it by PID safely until it calls `wait` itself.
+fn exit_notifier(pid: u32) -> mpsc::Receiver<()> {
+    let (tx, rx) = mpsc::channel();
+    thread::spawn(move || {
+        let pid = libc::id_t::from(pid);
+        loop {
+            // SAFETY: `info` is a valid, writable siginfo_t; waitid only writes into it.
+            let rc = unsafe {
+                let mut info: libc::siginfo_t = std::mem::zeroed();
+                libc::waitid(libc::P_PID, pid, &mut info, libc::WEXITED | libc::WNOWAIT)
+            };
+            if rc == 0 || io::Error::last_os_error().kind() != io::ErrorKind::Interrupted {
+                break;
+            }
+        }
+        // On an error the child is no longer waitable; the caller's `wait` reports why.
+        let _ = tx.send(());
+    });
+    rx
+}
+
+fn reader(pipe: Option<impl Read + Send + 'static>) -> mpsc::Receiver<Vec<u8>> {
+    let (tx, rx) = mpsc::channel();
+    if let Some(mut pipe) = pipe {
+        thread::spawn(move || {
+            let mut buffer = Vec::new();
+            // A read error leaves what was read so far; the report check catches a cut output.
+            let _ = pipe.read_to_end(&mut buffer);
+            let _ = tx.send(buffer);
+        });
+    }
+    rx
+}
+
+/// The probe's failure report.
+#[derive(Deserialize)]
+struct Failure {
+    error: String,
+    #[serde(default)]
+    module: String,
+    #[serde(default)]
+    message: String,
+}
+
+fn parse_report(
+    python: &Path,
+    status: ExitStatus,
+    stdout: &[u8],
+    stderr: &[u8],
+) -> Result<ProbeReport, ProbeError> {
+    let stderr = String::from_utf8_lossy(stderr).into_owned();
+    let no_report = |what: String| ProbeError::NoReport {
+        python: python.to_owned(),
+        status: what,
+        stderr: stderr.clone(),
+    };
+    let ended = if status.success() {
+        "exited".to_owned()
+    } else {
+        format!("failed ({status})")
+    };
+    let line = String::from_utf8_lossy(stdout);
+    let value: Value = serde_json::from_str(line.trim()).map_err(|_| no_report(ended.clone()))?;
+    if value.get("ok") == Some(&Value::Bool(true)) {
+        return serde_json::from_value(value)
+            .map_err(|e| no_report(format!("{ended}, its report unreadable ({e}),")));
+    }
+    let failure: Failure = serde_json::from_value(value)
+        .map_err(|e| no_report(format!("{ended}, its report unreadable ({e}),")))?;
+    Err(match failure.error.as_str() {
+        "threadpoolctl_missing" => ProbeError::ThreadpoolctlMissing {
+            python: python.to_owned(),
+            message: failure.message,
+        },
+        "import_failed" => ProbeError::ImportFailed {
+            module: failure.module,
+            message: failure.message,
+        },
+        "measure_failed" => ProbeError::MeasureFailed(failure.message),
+        other => no_report(format!("{ended} reporting {other:?} {}", failure.message)),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::process::ExitStatusExt;
+    use std::time::Instant;
+
+    fn ok() -> ExitStatus {
+        ExitStatus::from_raw(0)
+    }
+
+    #[test]
+    fn parses_a_report_keeping_pool_fields_verbatim() {
+        let stdout = br#"{"ok": true, "python": "3.11.7", "executable": "/v/bin/python",
+            "imported": ["m"], "stack": ["numpy"], "stack_errors": {},
+            "threadpoolctl_version": "3.8.0", "joblib_version": "1.6.0", "joblib_cpu_count": 1,
+            "pools": [{"user_api": "blas", "internal_api": "openblas", "num_threads": 2,
+                       "prefix": "libscipy_openblas", "filepath": "/x.so", "version": "0.3.31",
+                       "threading_layer": "pthreads", "architecture": "Haswell"}]}"#;
+        let report = parse_report(Path::new("python3"), ok(), stdout, b"").unwrap();
+        let pool = &report.pools[0];
+        assert_eq!(pool.num_threads(), Some(2));
+        assert_eq!((pool.user_api(), pool.internal_api()), ("blas", "openblas"));
+        assert_eq!(pool.info["architecture"], "Haswell");
+        assert_eq!(report.joblib_cpu_count, Some(1));
+        assert_eq!(report.measure, None);
+    }
+
+    #[test]
+    fn maps_the_probes_failures() {
+        let missing = br#"{"ok": false, "error": "threadpoolctl_missing", "message": "No module"}"#;
+        let err = parse_report(Path::new("/py"), ok(), missing, b"").unwrap_err();
+        assert!(
+            err.to_string().contains("pip install threadpoolctl"),
+            "{err}"
+        );
+        let import =
+            br#"{"ok": false, "error": "import_failed", "module": "m", "message": "boom"}"#;
+        let err = parse_report(Path::new("/py"), ok(), import, b"").unwrap_err();
+        assert_eq!(err.to_string(), "--import m failed: boom");
+    }
+
+    #[test]
+    fn garbage_output_is_an_error_with_the_stderr_tail() {
+        let err = parse_report(
+            Path::new("/py"),
+            ExitStatus::from_raw(256),
+            b"not json",
+            b"Traceback\nSyntaxError: bad\n",
+        )
+        .unwrap_err();
+        let text = err.to_string();
+        assert!(text.contains("without a report"), "{text}");
+        assert!(text.contains("SyntaxError: bad"), "{text}");
+        let err = parse_report(Path::new("/py"), ok(), br#"{"ok": true}"#, b"").unwrap_err();
+        assert!(err.to_string().contains("unreadable"), "{err}");
+        let err = parse_report(Path::new("/py"), ok(), b"[1,2]", b"").unwrap_err();
+        assert!(err.to_string().contains("unreadable"), "{err}");
+    }
+
+    #[test]
+    fn kills_a_probe_that_outlives_the_timeout() {
+        let child = Command::new("sleep")
+            .arg("30")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let start = Instant::now();
+        let output = wait_with_timeout(child, Duration::from_millis(200)).unwrap();
+        assert!(output.status.is_none());
+        assert!(start.elapsed() < Duration::from_secs(10));
+    }
+
+    #[test]
+    fn a_missing_interpreter_names_the_path() {
+        let env = Env::default();
+        let err = run(&ProbeRequest {
+            python: Path::new("/nonexistent/python3"),
+            imports: &[],
+            measure: None,
+            timeout: Duration::from_secs(5),
+            env: &env,
+        })
+        .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "Python interpreter not found: /nonexistent/python3 (pass --python PATH)"
+        );
+    }
+}
