@@ -45,9 +45,25 @@ pub fn main() -> ExitCode {
             run_in_pool(|| check::run(args))
         }
         Command::Rule(args) => rule::run(args),
-        Command::Runtime(args) => runtime::run_runtime(args),
-        Command::Exec(args) => runtime::run_exec(args),
+        Command::Runtime(args) => {
+            let mut args = args.clone();
+            args.limit_env = args.limit_env.or_else(configured_limit_env);
+            runtime::run_runtime(&args)
+        }
+        Command::Exec(args) => {
+            let mut args = args.clone();
+            args.limit_env = args.limit_env.or_else(configured_limit_env);
+            runtime::run_exec(&args)
+        }
     }
+}
+
+/// `[runtime] limit-env` from the configuration that applies to the working directory, if any. A broken
+/// configuration file must not stop a pod from starting, so errors here mean "not configured".
+fn configured_limit_env() -> Option<String> {
+    let cwd = std::env::current_dir().ok()?;
+    let config = crate::config::discover(&cwd).ok()??;
+    config.options.runtime.and_then(|runtime| runtime.limit_env)
 }
 
 /// Runs `work` on a thread pool whose threads have deep stacks, so deeply nested input is parsed and

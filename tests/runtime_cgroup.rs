@@ -67,24 +67,14 @@ fn safe_caps_pass() {
     assert_eq!(limit["cgroup_quota"], 1.0);
     assert_eq!(limit["effective"], 1);
     assert_eq!(limit["cgroup"]["version"], 1);
-    assert_eq!(
-        limit["cgroup"]["quota_dir"].as_str(),
-        Some(setup.cgroup.dir().to_str().unwrap())
-    );
+    assert_eq!(limit["cgroup"]["quota_dir"].as_str(), Some(setup.cgroup.dir().to_str().unwrap()));
     assert_eq!(openblas_threads(&report), 1);
     assert_eq!(report["joblib_cpu_count"], 1);
-    assert!(
-        report["pools"][0]["filepath"].is_string(),
-        "threadpoolctl fields kept"
-    );
+    assert!(report["pools"][0]["filepath"].is_string(), "threadpoolctl fields kept");
 
     // The text format says the same: a summary on stdout, nothing on stderr.
     let python = setup.python.display().to_string();
-    let output = setup
-        .cgroup
-        .command(bin(), &["runtime", "--python", &python], &vars)
-        .output()
-        .unwrap();
+    let output = setup.cgroup.command(bin(), &["runtime", "--python", &python], &vars).output().unwrap();
     assert_eq!(output.status.code(), Some(0), "{}", describe(&output));
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(stdout.contains("result: safe"), "{stdout}");
@@ -115,17 +105,9 @@ fn unset_caps_fail() {
     let vars = vec![declared("1"), ("OMP_WAIT_POLICY", "passive".to_owned())];
     let (output, report) = runtime_json(&setup, &vars, &[]);
     assert_eq!(output.status.code(), Some(1), "{}", describe(&output));
-    assert_eq!(
-        reasons(&report),
-        ["caps_unset", "process_parallelism_unbounded"]
-    );
+    assert_eq!(reasons(&report), ["caps_unset", "process_parallelism_unbounded"]);
     let detail = report["verdicts"][0]["detail"].as_str().unwrap();
-    for name in [
-        "OMP_NUM_THREADS",
-        "OPENBLAS_NUM_THREADS",
-        "MKL_NUM_THREADS",
-        "NUMEXPR_NUM_THREADS",
-    ] {
+    for name in ["OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS"] {
         assert!(detail.contains(name), "{detail}");
     }
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get() as u64);
@@ -172,12 +154,7 @@ fn cap_above_the_limit_fails() {
     let (output, report) = runtime_json(&setup, &[vars, vec![declared("1")]].concat(), &[]);
     assert_eq!(output.status.code(), Some(1), "{}", describe(&output));
     assert_eq!(reasons(&report), ["caps_exceed_limit"]);
-    assert!(
-        report["verdicts"][0]["detail"]
-            .as_str()
-            .unwrap()
-            .contains("OPENBLAS_NUM_THREADS=2")
-    );
+    assert!(report["verdicts"][0]["detail"].as_str().unwrap().contains("OPENBLAS_NUM_THREADS=2"));
     // The real library followed the variable.
     assert_eq!(openblas_threads(&report), 2);
 }
@@ -196,11 +173,7 @@ fn active_wait_policy_fails() {
 
     // In text format the verdict is one logfmt line on stderr.
     let python = setup.python.display().to_string();
-    let output = setup
-        .cgroup
-        .command(bin(), &["runtime", "--python", &python], &vars)
-        .output()
-        .unwrap();
+    let output = setup.cgroup.command(bin(), &["runtime", "--python", &python], &vars).output().unwrap();
     assert_eq!(output.status.code(), Some(1), "{}", describe(&output));
     assert_eq!(
         String::from_utf8_lossy(&output.stderr),
@@ -219,10 +192,7 @@ fn unbounded_process_parallelism_fails() {
     let vars = with(safe_caps(1), &[("LOKY_MAX_CPU_COUNT", Some("2"))]);
     let (output, report) = runtime_json(&setup, &[vars, vec![declared("1")]].concat(), &[]);
     assert_eq!(output.status.code(), Some(1), "{}", describe(&output));
-    assert_eq!(
-        reasons(&report),
-        ["caps_exceed_limit", "process_parallelism_unbounded"]
-    );
+    assert_eq!(reasons(&report), ["caps_exceed_limit", "process_parallelism_unbounded"]);
 }
 
 #[test]
@@ -238,15 +208,11 @@ fn module_raising_the_blas_pool_at_import_fails() {
     assert_eq!(output.status.code(), Some(0), "{}", describe(&output));
     assert_eq!(pool_threads(&report), [1]);
     // With it, the variables are still right but the loaded pool is not.
-    let (output, report) =
-        runtime_json(&setup, &vars, &["--import", "capslint_fixture_raise_pool"]);
+    let (output, report) = runtime_json(&setup, &vars, &["--import", "capslint_fixture_raise_pool"]);
     assert_eq!(output.status.code(), Some(1), "{}", describe(&output));
     assert_eq!(reasons(&report), ["cap_ineffective"]);
     assert_eq!(openblas_threads(&report), 2);
-    assert_eq!(
-        report["python"]["imported"][0],
-        "capslint_fixture_raise_pool"
-    );
+    assert_eq!(report["python"]["imported"][0], "capslint_fixture_raise_pool");
 }
 
 #[test]
@@ -287,10 +253,7 @@ fn measure_reports_throttling_of_an_oversized_pool() {
     assert_eq!(output.status.code(), Some(1), "{}", describe(&output));
     assert_eq!(reasons(&report), ["cap_ineffective", "throttled"]);
     let throttling = &report["throttling"];
-    assert!(
-        throttling["nr_periods"].as_u64().unwrap() >= 5,
-        "{throttling}"
-    );
+    assert!(throttling["nr_periods"].as_u64().unwrap() >= 5, "{throttling}");
     assert!(throttling["share"].as_f64().unwrap() > 0.25, "{throttling}");
     let cpu_stat = setup.cgroup.dir().join("cpu.stat");
     assert_eq!(throttling["cpu_stat"].as_str(), cpu_stat.to_str());
@@ -306,10 +269,7 @@ fn measure_finds_no_throttling_with_safe_caps() {
     vars.push(declared("1"));
     let (output, report) = runtime_json(&setup, &vars, &["--measure", "1"]);
     assert_eq!(output.status.code(), Some(0), "{}", describe(&output));
-    assert!(
-        report["throttling"]["share"].as_f64().unwrap() <= 0.25,
-        "{report}"
-    );
+    assert!(report["throttling"]["share"].as_f64().unwrap() <= 0.25, "{report}");
 }
 
 /// Prints the caps the command received and the pools the real libraries report.
@@ -333,11 +293,7 @@ fn exec_sets_the_caps_from_the_quota() {
     let python = setup.python.display().to_string();
     let child = setup
         .cgroup
-        .command(
-            bin(),
-            &["exec", "--", &python, "-c", SHOW_CAPS],
-            &[declared("2")],
-        )
+        .command(bin(), &["exec", "--", &python, "-c", SHOW_CAPS], &[declared("2")])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -347,18 +303,10 @@ fn exec_sets_the_caps_from_the_quota() {
     assert_eq!(output.status.code(), Some(0), "{}", describe(&output));
     let shown = json(&output);
     for (name, value) in shown["env"].as_object().unwrap() {
-        let expected = if name == "OMP_WAIT_POLICY" {
-            "passive"
-        } else {
-            "1"
-        };
+        let expected = if name == "OMP_WAIT_POLICY" { "passive" } else { "1" };
         assert_eq!(value, expected, "{name}");
     }
-    assert_eq!(
-        openblas_threads(&shown),
-        1,
-        "the real OpenBLAS follows the cap"
-    );
+    assert_eq!(openblas_threads(&shown), 1, "the real OpenBLAS follows the cap");
     // sh execs capslint, which execs Python: one process throughout.
     assert_eq!(shown["pid"], shell_pid);
     let stderr = String::from_utf8_lossy(&output.stderr);
@@ -379,19 +327,10 @@ fn exec_refuses_without_a_declared_limit() {
     };
     let marker = tempfile::tempdir().unwrap();
     let ran = marker.path().join("ran");
-    let output = setup
-        .cgroup
-        .command(bin(), &["exec", "--", "touch", ran.to_str().unwrap()], &[])
-        .output()
-        .unwrap();
+    let output = setup.cgroup.command(bin(), &["exec", "--", "touch", ran.to_str().unwrap()], &[]).output().unwrap();
     assert_eq!(output.status.code(), Some(1), "{}", describe(&output));
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(
-        stderr.starts_with(
-            "event=pod_thread_caps_unsafe severity=error reason=cpu_limit_undeclared "
-        ),
-        "{stderr}"
-    );
+    assert!(stderr.starts_with("event=pod_thread_caps_unsafe severity=error reason=cpu_limit_undeclared "), "{stderr}");
     assert!(!ran.exists(), "the command must not run");
 }
 
@@ -404,27 +343,11 @@ fn exec_check_probes_the_capped_environment() {
     let python = setup.python.display().to_string();
     let vars = [declared("1"), fixture_pythonpath()];
     // Nothing is set by hand: exec's own caps make the check pass.
-    let output = setup
-        .cgroup
-        .command(
-            bin(),
-            &["exec", "--check", "--python", &python, "--", "true"],
-            &vars,
-        )
-        .output()
-        .unwrap();
+    let output =
+        setup.cgroup.command(bin(), &["exec", "--check", "--python", &python, "--", "true"], &vars).output().unwrap();
     assert_eq!(output.status.code(), Some(0), "{}", describe(&output));
     // A workload module that raises the pool is caught before the command starts.
-    let args = [
-        "exec",
-        "--check",
-        "--python",
-        &python,
-        "--import",
-        "capslint_fixture_raise_pool",
-        "--",
-        "true",
-    ];
+    let args = ["exec", "--check", "--python", &python, "--import", "capslint_fixture_raise_pool", "--", "true"];
     let output = setup.cgroup.command(bin(), &args, &vars).output().unwrap();
     assert_eq!(output.status.code(), Some(1), "{}", describe(&output));
     let stderr = String::from_utf8_lossy(&output.stderr);

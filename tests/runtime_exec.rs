@@ -25,11 +25,7 @@ const CAP_NAMES: [&str; 11] = [
 /// `capslint exec` with the v2-nested tree (a 2-CPU pod quota, 4 CPUs in the cpuset).
 fn exec(vars: &[(&str, String)], extra: &[&str], command: &[&str]) -> Command {
     let mut cmd = clean_command(bin(), vars);
-    cmd.arg("exec")
-        .args(root_args("v2-nested"))
-        .args(extra)
-        .arg("--")
-        .args(command);
+    cmd.arg("exec").args(root_args("v2-nested")).args(extra).arg("--").args(command);
     cmd
 }
 
@@ -56,11 +52,7 @@ fn sets_every_cap_to_the_smallest_bound() {
     let mut expected: Vec<String> = CAP_NAMES
         .iter()
         .map(|n| {
-            let value = if *n == "OMP_WAIT_POLICY" {
-                "passive"
-            } else {
-                "2"
-            };
+            let value = if *n == "OMP_WAIT_POLICY" { "passive" } else { "2" };
             format!("{n}={value}")
         })
         .collect();
@@ -76,9 +68,7 @@ fn sets_every_cap_to_the_smallest_bound() {
     );
 
     // --quiet logs nothing.
-    let output = exec(&declared("4"), &["--quiet"], &["true"])
-        .output()
-        .unwrap();
+    let output = exec(&declared("4"), &["--quiet"], &["true"]).output().unwrap();
     assert_eq!(output.status.code(), Some(0));
     assert!(output.stderr.is_empty(), "{}", describe(&output));
 }
@@ -104,30 +94,18 @@ fn keeps_lower_values_and_replaces_empty_ones() {
     let output = exec(&vars, &[], &["env"]).output().unwrap();
     assert_eq!(output.status.code(), Some(0), "{}", describe(&output));
     let env = received(&output);
-    for line in [
-        "OMP_NUM_THREADS=1",
-        "MKL_NUM_THREADS=2",
-        "OPENBLAS_NUM_THREADS=2",
-        "OMP_WAIT_POLICY=PASSIVE",
-    ] {
+    for line in ["OMP_NUM_THREADS=1", "MKL_NUM_THREADS=2", "OPENBLAS_NUM_THREADS=2", "OMP_WAIT_POLICY=PASSIVE"] {
         assert!(env.contains(&line.to_owned()), "{line} not in {env:?}");
     }
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(
-        stderr
-            .trim_end()
-            .ends_with(" kept=OMP_NUM_THREADS,OMP_WAIT_POLICY"),
-        "{stderr}"
-    );
+    assert!(stderr.trim_end().ends_with(" kept=OMP_NUM_THREADS,OMP_WAIT_POLICY"), "{stderr}");
 }
 
 /// Runs a refused exec and checks the command did not run.
 fn refused(vars: &[(&str, String)], extra: &[&str]) -> String {
     let marker = tempfile::tempdir().unwrap();
     let ran = marker.path().join("ran");
-    let output = exec(vars, extra, &["touch", ran.to_str().unwrap()])
-        .output()
-        .unwrap();
+    let output = exec(vars, extra, &["touch", ran.to_str().unwrap()]).output().unwrap();
     assert_eq!(output.status.code(), Some(1), "{}", describe(&output));
     assert!(!ran.exists(), "the command ran");
     assert!(output.stdout.is_empty());
@@ -156,11 +134,7 @@ fn refuses_without_a_declared_limit() {
 
 #[test]
 fn refuses_a_cap_above_the_limit() {
-    let vars = [
-        declared("2"),
-        vec![("OPENBLAS_NUM_THREADS", "8".to_owned())],
-    ]
-    .concat();
+    let vars = [declared("2"), vec![("OPENBLAS_NUM_THREADS", "8".to_owned())]].concat();
     assert_eq!(
         refused(&vars, &[]),
         "event=pod_thread_caps_unsafe severity=error reason=caps_exceed_limit limit=2 \
@@ -172,37 +146,23 @@ fn refuses_a_cap_above_the_limit() {
 fn refuses_an_invalid_cap_or_an_active_wait_policy() {
     let vars = [declared("2"), vec![("NUMBA_NUM_THREADS", "all".to_owned())]].concat();
     assert!(refused(&vars, &[]).contains("reason=caps_unset vars=NUMBA_NUM_THREADS "));
-    let vars = [
-        declared("2"),
-        vec![("OMP_WAIT_POLICY", "active".to_owned())],
-    ]
-    .concat();
+    let vars = [declared("2"), vec![("OMP_WAIT_POLICY", "active".to_owned())]].concat();
     assert!(refused(&vars, &[]).contains("reason=wait_policy_active omp_wait_policy=active "));
 }
 
 #[test]
 fn the_command_replaces_capslint() {
-    let child = exec(&declared("2"), &["--quiet"], &["sh", "-c", "echo $$"])
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = exec(&declared("2"), &["--quiet"], &["sh", "-c", "echo $$"]).stdout(Stdio::piped()).spawn().unwrap();
     let pid = child.id();
     let output = child.wait_with_output().unwrap();
-    assert_eq!(
-        String::from_utf8_lossy(&output.stdout).trim(),
-        pid.to_string()
-    );
+    assert_eq!(String::from_utf8_lossy(&output.stdout).trim(), pid.to_string());
 }
 
 #[test]
 fn exit_status_and_signals_pass_through() {
-    let status = exec(&declared("2"), &["--quiet"], &["sh", "-c", "exit 7"])
-        .status()
-        .unwrap();
+    let status = exec(&declared("2"), &["--quiet"], &["sh", "-c", "exit 7"]).status().unwrap();
     assert_eq!(status.code(), Some(7));
-    let status = exec(&declared("2"), &["--quiet"], &["sh", "-c", "kill -TERM $$"])
-        .status()
-        .unwrap();
+    let status = exec(&declared("2"), &["--quiet"], &["sh", "-c", "kill -TERM $$"]).status().unwrap();
     assert_eq!(status.signal(), Some(libc::SIGTERM));
 }
 
@@ -216,9 +176,7 @@ fn signal_mask(status: &str, key: &str) -> u64 {
 fn the_command_gets_default_sigpipe_and_no_blocked_signals() {
     // The Rust runtime ignores SIGPIPE in capslint itself; the command must not inherit that,
     // or `producer | head` pipelines in the workload would stop dying on a closed pipe.
-    let output = exec(&declared("2"), &["--quiet"], &["cat", "/proc/self/status"])
-        .output()
-        .unwrap();
+    let output = exec(&declared("2"), &["--quiet"], &["cat", "/proc/self/status"]).output().unwrap();
     let status = String::from_utf8_lossy(&output.stdout);
     let sigpipe_bit = 1u64 << (libc::SIGPIPE - 1);
     assert_eq!(signal_mask(&status, "SigIgn:") & sigpipe_bit, 0, "{status}");
@@ -227,13 +185,8 @@ fn the_command_gets_default_sigpipe_and_no_blocked_signals() {
 
 #[test]
 fn arguments_that_look_like_options_reach_the_command() {
-    let output = exec(
-        &declared("2"),
-        &["--quiet"],
-        &["sh", "-c", "echo \"$@\"", "sh", "--check", "-q"],
-    )
-    .output()
-    .unwrap();
+    let output =
+        exec(&declared("2"), &["--quiet"], &["sh", "-c", "echo \"$@\"", "sh", "--check", "-q"]).output().unwrap();
     assert_eq!(String::from_utf8_lossy(&output.stdout), "--check -q\n");
     // Without `--` too.
     let output = clean_command(bin(), &declared("2"))
@@ -247,9 +200,7 @@ fn arguments_that_look_like_options_reach_the_command() {
 
 #[test]
 fn a_missing_command_exits_127() {
-    let output = exec(&declared("2"), &["--quiet"], &["/nonexistent/command"])
-        .output()
-        .unwrap();
+    let output = exec(&declared("2"), &["--quiet"], &["/nonexistent/command"]).output().unwrap();
     assert_eq!(output.status.code(), Some(127), "{}", describe(&output));
     assert!(String::from_utf8_lossy(&output.stderr).contains("cannot run /nonexistent/command"));
 }

@@ -10,13 +10,7 @@ use runtime_support::*;
 use serde_json::Value;
 
 fn runtime(case: &str, vars: &[(&str, String)], extra: &[&str]) -> Output {
-    clean_command(bin(), vars)
-        .arg("runtime")
-        .arg("--no-probe")
-        .args(root_args(case))
-        .args(extra)
-        .output()
-        .unwrap()
+    clean_command(bin(), vars).arg("runtime").arg("--no-probe").args(root_args(case)).args(extra).output().unwrap()
 }
 
 fn runtime_json(case: &str, vars: &[(&str, String)]) -> (Output, Value) {
@@ -58,30 +52,15 @@ fn v2_nested_walks_up_to_the_pod_quota() {
     let (output, report) = runtime_json("v2-nested", &caps_and_limit(2, "2"));
     assert_eq!(output.status.code(), Some(0), "{}", describe(&output));
     let cgroup = &report["limit"]["cgroup"];
-    assert!(
-        cgroup["dir"]
-            .as_str()
-            .unwrap()
-            .ends_with("cri-containerd-9a7b.scope"),
-        "{cgroup}"
-    );
-    assert!(
-        cgroup["quota_dir"]
-            .as_str()
-            .unwrap()
-            .ends_with("kubepods-burstable-pod1f2e.slice"),
-        "{cgroup}"
-    );
+    assert!(cgroup["dir"].as_str().unwrap().ends_with("cri-containerd-9a7b.scope"), "{cgroup}");
+    assert!(cgroup["quota_dir"].as_str().unwrap().ends_with("kubepods-burstable-pod1f2e.slice"), "{cgroup}");
     assert_eq!(report["limit"]["cgroup_quota"], 2.0);
     assert_eq!(report["limit"]["effective"], 2);
 
     // A cap of 4 passes nowhere within 2 CPUs.
     let (output, report) = runtime_json("v2-nested", &caps_and_limit(4, "2"));
     assert_eq!(output.status.code(), Some(1));
-    assert_eq!(
-        reasons(&report),
-        ["caps_exceed_limit", "process_parallelism_unbounded"]
-    );
+    assert_eq!(reasons(&report), ["caps_exceed_limit", "process_parallelism_unbounded"]);
 }
 
 #[test]
@@ -93,12 +72,7 @@ fn v1_nested_compares_quotas_with_different_periods() {
     assert_eq!(limit["cgroup"]["version"], 1);
     assert_eq!(limit["cgroup"]["quota_us"], 100_000);
     assert_eq!(limit["cgroup"]["period_us"], 50_000);
-    assert!(
-        limit["cgroup"]["quota_dir"]
-            .as_str()
-            .unwrap()
-            .ends_with("/pod1f2e")
-    );
+    assert!(limit["cgroup"]["quota_dir"].as_str().unwrap().ends_with("/pod1f2e"));
     assert_eq!(limit["cgroup_quota"], 2.0);
 }
 
@@ -137,14 +111,8 @@ fn unlimited_quota_and_uneven_numa_spread_are_reported() {
     // The text summary shows the nodes side by side.
     let output = runtime("v2-unlimited-numa", &caps_and_limit(8, "8"), &[]);
     let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        stdout.contains("  node 0                   2        4-5\n"),
-        "{stdout}"
-    );
-    assert!(
-        stdout.contains("  node 1                   6        6-11\n"),
-        "{stdout}"
-    );
+    assert!(stdout.contains("  node 0                   2        4-5\n"), "{stdout}");
+    assert!(stdout.contains("  node 1                   6        6-11\n"), "{stdout}");
 }
 
 #[test]
@@ -154,18 +122,12 @@ fn garbage_in_cpu_max_is_an_error() {
     assert!(output.stdout.is_empty());
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.starts_with("error: "), "{stderr}");
-    assert!(
-        stderr.contains("cpu.max: unexpected content \"lots 100000\""),
-        "{stderr}"
-    );
+    assert!(stderr.contains("cpu.max: unexpected content \"lots 100000\""), "{stderr}");
 }
 
 #[test]
 fn text_format_prints_a_summary_and_one_event_line_per_problem() {
-    let vars = with(
-        caps_and_limit(1, "2"),
-        &[("OMP_NUM_THREADS", Some("4,2")), ("OMP_WAIT_POLICY", None)],
-    );
+    let vars = with(caps_and_limit(1, "2"), &[("OMP_NUM_THREADS", Some("4,2")), ("OMP_WAIT_POLICY", None)]);
     let output = runtime("v2-namespace", &vars, &[]);
     assert_eq!(output.status.code(), Some(1), "{}", describe(&output));
     let stderr = String::from_utf8_lossy(&output.stderr);
@@ -185,29 +147,16 @@ fn text_format_prints_a_summary_and_one_event_line_per_problem() {
         ]
     );
     let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        stdout.starts_with("limit\n  downward_api             2        CPU_LIMIT=2\n"),
-        "{stdout}"
-    );
-    assert!(
-        stdout.contains("the first level (4) is counted"),
-        "{stdout}"
-    );
-    assert!(
-        stdout.ends_with("result: unsafe (3 problems, listed on stderr)\n"),
-        "{stdout}"
-    );
+    assert!(stdout.starts_with("limit\n  downward_api             2        CPU_LIMIT=2\n"), "{stdout}");
+    assert!(stdout.contains("the first level (4) is counted"), "{stdout}");
+    assert!(stdout.ends_with("result: unsafe (3 problems, listed on stderr)\n"), "{stdout}");
 }
 
 #[test]
 fn the_limit_variable_is_found_by_name_or_by_suffix() {
     let caps = safe_caps(1);
     // A single *_CPU_LIMIT is used when CPU_LIMIT is not set.
-    let vars = [
-        caps.clone(),
-        vec![("CVN_POD_CPU_LIMIT", "1500m".to_owned())],
-    ]
-    .concat();
+    let vars = [caps.clone(), vec![("CVN_POD_CPU_LIMIT", "1500m".to_owned())]].concat();
     let (output, report) = runtime_json("v2-namespace", &vars);
     assert_eq!(output.status.code(), Some(0), "{}", describe(&output));
     assert_eq!(report["limit"]["limit_env"], "CVN_POD_CPU_LIMIT");
@@ -217,23 +166,11 @@ fn the_limit_variable_is_found_by_name_or_by_suffix() {
     let vars = [vars, vec![("OTHER_CPU_LIMIT", "1".to_owned())]].concat();
     let (_, report) = runtime_json("v2-namespace", &vars);
     assert_eq!(reasons(&report), ["cpu_limit_undeclared"]);
-    assert!(
-        report["limit"]["undeclared"]
-            .as_str()
-            .unwrap()
-            .contains("--limit-env")
-    );
+    assert!(report["limit"]["undeclared"].as_str().unwrap().contains("--limit-env"));
 
     // --limit-env settles it.
     let output = clean_command(bin(), &vars)
-        .args([
-            "runtime",
-            "--no-probe",
-            "--format",
-            "json",
-            "--limit-env",
-            "OTHER_CPU_LIMIT",
-        ])
+        .args(["runtime", "--no-probe", "--format", "json", "--limit-env", "OTHER_CPU_LIMIT"])
         .args(root_args("v2-namespace"))
         .output()
         .unwrap();
@@ -242,29 +179,16 @@ fn the_limit_variable_is_found_by_name_or_by_suffix() {
     assert_eq!(reasons(&report), ["limit_mismatch"]);
 
     // A value that is not a CPU quantity is not a declaration.
-    let (_, report) = runtime_json(
-        "v2-namespace",
-        &[caps, vec![("CPU_LIMIT", "2 CPUs".to_owned())]].concat(),
-    );
+    let (_, report) = runtime_json("v2-namespace", &[caps, vec![("CPU_LIMIT", "2 CPUs".to_owned())]].concat());
     assert_eq!(reasons(&report), ["cpu_limit_undeclared"]);
     assert_eq!(report["limit"]["limit_env"], "CPU_LIMIT");
 }
 
 #[test]
 fn the_root_options_stay_out_of_the_help() {
-    let output = clean_command(bin(), &[])
-        .args(["runtime", "--help"])
-        .output()
-        .unwrap();
+    let output = clean_command(bin(), &[]).args(["runtime", "--help"]).output().unwrap();
     let help = String::from_utf8_lossy(&output.stdout);
-    for shown in [
-        "--python",
-        "--import",
-        "--limit-env",
-        "--format",
-        "--measure",
-        "--timeout",
-    ] {
+    for shown in ["--python", "--import", "--limit-env", "--format", "--measure", "--timeout"] {
         assert!(help.contains(shown), "{shown} missing from:\n{help}");
     }
     assert!(!help.contains("--proc-root"), "{help}");

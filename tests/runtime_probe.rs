@@ -15,12 +15,7 @@ fn runtime(extra: &[&str], vars: &[(&str, String)]) -> Output {
     let mut all = safe_caps(1);
     all.push(("CPU_LIMIT", "1500m".to_owned()));
     all.extend(vars.iter().cloned());
-    clean_command(bin(), &all)
-        .arg("runtime")
-        .args(root_args("v2-namespace"))
-        .args(extra)
-        .output()
-        .unwrap()
+    clean_command(bin(), &all).arg("runtime").args(root_args("v2-namespace")).args(extra).output().unwrap()
 }
 
 fn stderr(output: &Output) -> String {
@@ -39,10 +34,7 @@ fn script(dir: &Path, name: &str, body: &str) -> String {
 fn a_missing_interpreter_names_the_path_tried() {
     let output = runtime(&["--python", "/nonexistent/bin/python3"], &[]);
     assert_eq!(output.status.code(), Some(2), "{}", describe(&output));
-    assert_eq!(
-        stderr(&output),
-        "error: Python interpreter not found: /nonexistent/bin/python3 (pass --python PATH)\n"
-    );
+    assert_eq!(stderr(&output), "error: Python interpreter not found: /nonexistent/bin/python3 (pass --python PATH)\n");
     assert!(output.stdout.is_empty());
 }
 
@@ -52,33 +44,19 @@ fn a_hanging_probe_is_killed_at_the_timeout() {
     let python = script(dir.path(), "python", "exec sleep 30");
     let start = Instant::now();
     let output = runtime(&["--python", &python, "--timeout", "0.5"], &[]);
-    assert!(
-        start.elapsed() < Duration::from_secs(10),
-        "not killed in time"
-    );
+    assert!(start.elapsed() < Duration::from_secs(10), "not killed in time");
     assert_eq!(output.status.code(), Some(2), "{}", describe(&output));
-    assert!(
-        stderr(&output).contains("did not finish within 0.5 s and was killed"),
-        "{}",
-        describe(&output)
-    );
+    assert!(stderr(&output).contains("did not finish within 0.5 s and was killed"), "{}", describe(&output));
 }
 
 #[test]
 fn an_interpreter_that_is_not_python_is_an_error() {
     let dir = tempfile::tempdir().unwrap();
-    let python = script(
-        dir.path(),
-        "python",
-        "echo 'not a probe report'; echo oops >&2; exit 3",
-    );
+    let python = script(dir.path(), "python", "echo 'not a probe report'; echo oops >&2; exit 3");
     let output = runtime(&["--python", &python], &[]);
     assert_eq!(output.status.code(), Some(2), "{}", describe(&output));
     let text = stderr(&output);
-    assert!(
-        text.contains("failed (exit status: 3) without a report"),
-        "{text}"
-    );
+    assert!(text.contains("failed (exit status: 3) without a report"), "{text}");
     assert!(text.contains("oops"), "{text}");
 }
 
@@ -90,22 +68,12 @@ fn a_missing_threadpoolctl_says_how_to_install_it() {
     };
     // `-S` skips site-packages: a real interpreter without threadpoolctl.
     let dir = tempfile::tempdir().unwrap();
-    let bare = script(
-        dir.path(),
-        "python",
-        &format!("exec '{}' -S \"$@\"", python.display()),
-    );
+    let bare = script(dir.path(), "python", &format!("exec '{}' -S \"$@\"", python.display()));
     let output = runtime(&["--python", &bare], &[]);
     assert_eq!(output.status.code(), Some(2), "{}", describe(&output));
     let text = stderr(&output);
-    assert!(
-        text.starts_with("error: threadpoolctl is not installed for "),
-        "{text}"
-    );
-    assert!(
-        text.trim_end().ends_with(": pip install threadpoolctl"),
-        "{text}"
-    );
+    assert!(text.starts_with("error: threadpoolctl is not installed for "), "{text}");
+    assert!(text.trim_end().ends_with(": pip install threadpoolctl"), "{text}");
 }
 
 #[test]
@@ -125,11 +93,7 @@ fn a_workload_module_that_fails_to_import_is_an_error() {
     let args = ["--python", &python, "--import", "no_such_module_anywhere"];
     let output = runtime(&args, &[pythonpath]);
     assert_eq!(output.status.code(), Some(2), "{}", describe(&output));
-    assert!(
-        stderr(&output).contains("ModuleNotFoundError"),
-        "{}",
-        describe(&output)
-    );
+    assert!(stderr(&output).contains("ModuleNotFoundError"), "{}", describe(&output));
 }
 
 #[test]
@@ -145,9 +109,7 @@ fn output_printed_by_imported_modules_does_not_break_the_report() {
     )
     .unwrap();
     let pythonpath = ("PYTHONPATH", dir.path().display().to_string());
-    let args = [
-        "--python", &python, "--import", "chatty", "--format", "json",
-    ];
+    let args = ["--python", &python, "--import", "chatty", "--format", "json"];
     let output = runtime(&args, &[pythonpath]);
     assert_eq!(output.status.code(), Some(0), "{}", describe(&output));
     let report = json(&output);

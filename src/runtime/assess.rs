@@ -36,17 +36,11 @@ pub fn assess(seen: &Observations<'_>) -> Vec<Verdict> {
         seen.declared.err().map(undeclared),
         caps_unset(seen.caps),
         limit.and_then(|limit| caps_exceed_limit(seen.caps, limit)),
-        limit
-            .zip(pools)
-            .and_then(|(limit, pools)| cap_ineffective(seen.caps, limit, pools)),
+        limit.zip(pools).and_then(|(limit, pools)| cap_ineffective(seen.caps, limit, pools)),
         wait_policy_active(seen.caps),
         limit.and_then(|limit| process_parallelism_unbounded(seen.caps, limit, joblib)),
-        seen.declared
-            .ok()
-            .zip(seen.quota)
-            .and_then(|(d, q)| limit_mismatch(d, q)),
-        seen.throttling
-            .and_then(|(t, threshold)| throttled(t, threshold)),
+        seen.declared.ok().zip(seen.quota).and_then(|(d, q)| limit_mismatch(d, q)),
+        seen.throttling.and_then(|(t, threshold)| throttled(t, threshold)),
     ]
     .into_iter()
     .flatten()
@@ -103,12 +97,9 @@ pub fn caps_exceed_limit(caps: &Caps, limit: u64) -> Option<Verdict> {
     let values: Vec<String> = over.iter().map(|(n, t)| format!("{n}={t}")).collect();
     let names: Vec<&str> = over.iter().map(|(n, _)| *n).collect();
     Some(
-        Verdict::new(
-            Reason::CapsExceedLimit,
-            format!("{} above the limit of {limit}", values.join(", ")),
-        )
-        .field("limit", limit)
-        .field("vars", names.join(",")),
+        Verdict::new(Reason::CapsExceedLimit, format!("{} above the limit of {limit}", values.join(", ")))
+            .field("limit", limit)
+            .field("vars", names.join(",")),
     )
 }
 
@@ -140,20 +131,11 @@ pub fn cap_ineffective(caps: &Caps, limit: u64, pools: &[Pool]) -> Option<Verdic
     let described: Vec<String> = over
         .iter()
         .map(|(pool, threads, why)| {
-            format!(
-                "{} ({} {}) runs {threads} threads {why}",
-                pool.prefix(),
-                pool.user_api(),
-                pool.internal_api()
-            )
+            format!("{} ({} {}) runs {threads} threads {why}", pool.prefix(), pool.user_api(), pool.internal_api())
         })
         .collect();
     let prefixes: Vec<&str> = over.iter().map(|(pool, _, _)| pool.prefix()).collect();
-    let most = over
-        .iter()
-        .map(|(_, threads, _)| *threads)
-        .max()
-        .unwrap_or(limit);
+    let most = over.iter().map(|(_, threads, _)| *threads).max().unwrap_or(limit);
     Some(
         Verdict::new(
             Reason::CapIneffective,
@@ -175,25 +157,17 @@ pub fn wait_policy_active(caps: &Caps) -> Option<Verdict> {
         return None;
     }
     let (value, detail) = match caps.wait_policy.as_deref() {
-        None => (
-            "unset".to_owned(),
-            "OMP_WAIT_POLICY is not set: OpenMP threads spin at barriers".to_owned(),
-        ),
-        Some(value) => (
-            value.to_owned(),
-            format!("OMP_WAIT_POLICY={value:?}, not passive: OpenMP threads spin at barriers"),
-        ),
+        None => ("unset".to_owned(), "OMP_WAIT_POLICY is not set: OpenMP threads spin at barriers".to_owned()),
+        Some(value) => {
+            (value.to_owned(), format!("OMP_WAIT_POLICY={value:?}, not passive: OpenMP threads spin at barriers"))
+        }
     };
     Some(Verdict::new(Reason::WaitPolicyActive, detail).field("omp_wait_policy", value))
 }
 
 /// `process_parallelism_unbounded`: `LOKY_MAX_CPU_COUNT` is unset or above the limit, or
 /// `joblib.cpu_count()` is above it.
-pub fn process_parallelism_unbounded(
-    caps: &Caps,
-    limit: u64,
-    joblib_cpu_count: Option<u64>,
-) -> Option<Verdict> {
+pub fn process_parallelism_unbounded(caps: &Caps, limit: u64, joblib_cpu_count: Option<u64>) -> Option<Verdict> {
     let loky = caps.get(caps::LOKY_MAX_CPU_COUNT).map(|cap| &cap.value);
     let mut problems = Vec::new();
     match loky.and_then(CapValue::threads) {
@@ -209,10 +183,7 @@ pub fn process_parallelism_unbounded(
     }
     let mut verdict = Verdict::new(
         Reason::ProcessParallelismUnbounded,
-        format!(
-            "{}: loky/joblib may start more worker processes than the limit of {limit}",
-            problems.join(", ")
-        ),
+        format!("{}: loky/joblib may start more worker processes than the limit of {limit}", problems.join(", ")),
     )
     .field("limit", limit);
     if let Some(raw) = loky.and_then(CapValue::raw) {
@@ -233,8 +204,8 @@ pub fn limit_mismatch(declared: &DeclaredLimit, quota: &Quota) -> Option<Verdict
         return None;
     }
     let quota_cpus = format_cpus(quota.cpus());
-    let rounded_up = declared.millicores.is_multiple_of(1000)
-        && declared.whole_cpus() == quota.quota_us.div_ceil(quota.period_us);
+    let rounded_up =
+        declared.millicores.is_multiple_of(1000) && declared.whole_cpus() == quota.quota_us.div_ceil(quota.period_us);
     let why = if rounded_up {
         "the Downward API rounds limits.cpu up to whole CPUs: use whole-CPU limits"
     } else {
@@ -315,19 +286,11 @@ mod tests {
     }
 
     fn declared(raw: &str, millicores: u64) -> DeclaredLimit {
-        DeclaredLimit {
-            name: "CPU_LIMIT".into(),
-            raw: raw.into(),
-            millicores,
-        }
+        DeclaredLimit { name: "CPU_LIMIT".into(), raw: raw.into(), millicores }
     }
 
     fn quota(quota_us: u64) -> Quota {
-        Quota {
-            quota_us,
-            period_us: 100_000,
-            dir: PathBuf::from("/sys/fs/cgroup"),
-        }
+        Quota { quota_us, period_us: 100_000, dir: PathBuf::from("/sys/fs/cgroup") }
     }
 
     fn pool(threads: u64) -> Pool {
@@ -358,10 +321,7 @@ mod tests {
         let seen = Observations {
             declared: Ok(declared),
             quota: Some(&q),
-            effective: Some(Effective {
-                threads: 1,
-                source: Bound::DownwardApi,
-            }),
+            effective: Some(Effective { threads: 1, source: Bound::DownwardApi }),
             caps,
             probe,
             throttling: None,
@@ -372,10 +332,7 @@ mod tests {
     #[test]
     fn safe_caps_give_no_verdict() {
         let probe = report(vec![pool(1)], Some(1));
-        assert_eq!(
-            reasons(&caps_with(&[]), &declared("1", 1000), Some(&probe)),
-            []
-        );
+        assert_eq!(reasons(&caps_with(&[]), &declared("1", 1000), Some(&probe)), []);
     }
 
     #[test]
@@ -386,40 +343,17 @@ mod tests {
             (&[("MKL_NUM_THREADS", None)], &[Reason::CapsUnset]),
             (&[("MKL_NUM_THREADS", Some(""))], &[Reason::CapsUnset]),
             (&[("NUMBA_NUM_THREADS", Some("many"))], &[Reason::CapsUnset]),
-            (
-                &[("OMP_NUM_THREADS", Some("2"))],
-                &[Reason::CapsExceedLimit],
-            ),
-            (
-                &[("GOTO_NUM_THREADS", Some("8"))],
-                &[Reason::CapsExceedLimit],
-            ),
-            (
-                &[("OMP_WAIT_POLICY", Some("active"))],
-                &[Reason::WaitPolicyActive],
-            ),
-            (
-                &[("LOKY_MAX_CPU_COUNT", Some("4"))],
-                &[Reason::CapsExceedLimit, Reason::ProcessParallelismUnbounded],
-            ),
+            (&[("OMP_NUM_THREADS", Some("2"))], &[Reason::CapsExceedLimit]),
+            (&[("GOTO_NUM_THREADS", Some("8"))], &[Reason::CapsExceedLimit]),
+            (&[("OMP_WAIT_POLICY", Some("active"))], &[Reason::WaitPolicyActive]),
+            (&[("LOKY_MAX_CPU_COUNT", Some("4"))], &[Reason::CapsExceedLimit, Reason::ProcessParallelismUnbounded]),
         ];
         for (changes, expected) in cases {
-            assert_eq!(
-                reasons(&caps_with(changes), &one, Some(&probe)),
-                expected,
-                "{changes:?}"
-            );
+            assert_eq!(reasons(&caps_with(changes), &one, Some(&probe)), expected, "{changes:?}");
         }
+        assert_eq!(reasons(&caps_with(&[("OMP_WAIT_POLICY", None)]), &one, Some(&probe)), [Reason::WaitPolicyActive]);
         assert_eq!(
-            reasons(&caps_with(&[("OMP_WAIT_POLICY", None)]), &one, Some(&probe)),
-            [Reason::WaitPolicyActive]
-        );
-        assert_eq!(
-            reasons(
-                &caps_with(&[("LOKY_MAX_CPU_COUNT", None)]),
-                &one,
-                Some(&probe)
-            ),
+            reasons(&caps_with(&[("LOKY_MAX_CPU_COUNT", None)]), &one, Some(&probe)),
             [Reason::CapsUnset, Reason::ProcessParallelismUnbounded]
         );
     }
@@ -432,23 +366,14 @@ mod tests {
         assert_eq!(reasons(&caps, &one, Some(&big)), [Reason::CapIneffective]);
         let verdict = cap_ineffective(&caps, 1, &big.pools).unwrap();
         assert!(
-            verdict.detail.starts_with(
-                "libopenblas (blas openblas) runs 2 threads although OPENBLAS_NUM_THREADS=1;"
-            ),
+            verdict.detail.starts_with("libopenblas (blas openblas) runs 2 threads although OPENBLAS_NUM_THREADS=1;"),
             "{}",
             verdict.detail
         );
-        assert!(
-            verdict
-                .to_logfmt()
-                .contains(" pools=libopenblas num_threads=2 ")
-        );
+        assert!(verdict.to_logfmt().contains(" pools=libopenblas num_threads=2 "));
         // OpenBLAS falls back to OMP_NUM_THREADS when its own variable is unset.
         let caps = caps_with(&[("OPENBLAS_NUM_THREADS", None)]);
-        assert_eq!(
-            reasons(&caps, &one, Some(&big)),
-            [Reason::CapsUnset, Reason::CapIneffective]
-        );
+        assert_eq!(reasons(&caps, &one, Some(&big)), [Reason::CapsUnset, Reason::CapIneffective]);
         let detail = cap_ineffective(&caps, 1, &big.pools).unwrap().detail;
         assert!(detail.contains("although OMP_NUM_THREADS=1"), "{detail}");
         // No probe, no pool check.
@@ -462,9 +387,9 @@ mod tests {
         let caps = Caps::read(&env);
         let verdict = cap_ineffective(&caps, 1, &[pool(2)]).unwrap();
         assert!(
-            verdict.detail.contains(
-                "it reads OPENBLAS_NUM_THREADS, GOTO_NUM_THREADS, OMP_NUM_THREADS, none of them set"
-            ),
+            verdict
+                .detail
+                .contains("it reads OPENBLAS_NUM_THREADS, GOTO_NUM_THREADS, OMP_NUM_THREADS, none of them set"),
             "{}",
             verdict.detail
         );
@@ -477,14 +402,8 @@ mod tests {
         // The variable itself is above the limit.
         let caps = caps_with(&[("OPENBLAS_NUM_THREADS", Some("2"))]);
         assert_eq!(reasons(&caps, &one, Some(&big)), [Reason::CapsExceedLimit]);
-        let caps = caps_with(&[
-            ("OPENBLAS_NUM_THREADS", None),
-            ("OMP_NUM_THREADS", Some("4")),
-        ]);
-        assert_eq!(
-            reasons(&caps, &one, Some(&big)),
-            [Reason::CapsUnset, Reason::CapsExceedLimit]
-        );
+        let caps = caps_with(&[("OPENBLAS_NUM_THREADS", None), ("OMP_NUM_THREADS", Some("4"))]);
+        assert_eq!(reasons(&caps, &one, Some(&big)), [Reason::CapsUnset, Reason::CapsExceedLimit]);
         // Nothing is capped at all.
         assert!(cap_ineffective(&Caps::read(&Env::default()), 1, &big.pools).is_none());
     }
@@ -492,10 +411,7 @@ mod tests {
     #[test]
     fn joblib_above_the_limit_is_unbounded_process_parallelism() {
         let probe = report(vec![], Some(2));
-        assert_eq!(
-            reasons(&caps_with(&[]), &declared("1", 1000), Some(&probe)),
-            [Reason::ProcessParallelismUnbounded]
-        );
+        assert_eq!(reasons(&caps_with(&[]), &declared("1", 1000), Some(&probe)), [Reason::ProcessParallelismUnbounded]);
     }
 
     #[test]
@@ -503,35 +419,19 @@ mod tests {
         assert!(limit_mismatch(&declared("1", 1000), &quota(100_000)).is_none());
         assert!(limit_mismatch(&declared("1500m", 1500), &quota(150_000)).is_none());
         let rounded = limit_mismatch(&declared("2", 2000), &quota(150_000)).unwrap();
-        assert!(
-            rounded.detail.contains("rounds limits.cpu up"),
-            "{}",
-            rounded.detail
-        );
-        assert!(
-            rounded
-                .to_logfmt()
-                .contains(" downward_api=2 cgroup_quota=1.5 "),
-            "{}",
-            rounded.to_logfmt()
-        );
+        assert!(rounded.detail.contains("rounds limits.cpu up"), "{}", rounded.detail);
+        assert!(rounded.to_logfmt().contains(" downward_api=2 cgroup_quota=1.5 "), "{}", rounded.to_logfmt());
         let other = limit_mismatch(&declared("1", 1000), &quota(200_000)).unwrap();
         assert!(other.detail.contains("does not carry"), "{}", other.detail);
         // Different periods, same CPUs.
-        let q = Quota {
-            quota_us: 50_000,
-            period_us: 50_000,
-            dir: PathBuf::new(),
-        };
+        let q = Quota { quota_us: 50_000, period_us: 50_000, dir: PathBuf::new() };
         assert!(limit_mismatch(&declared("1", 1000), &q).is_none());
     }
 
     #[test]
     fn an_undeclared_limit_is_reported_with_the_name_tried() {
         let caps = caps_with(&[]);
-        let why = Undeclared::NotSet {
-            name: "POD_CPU".into(),
-        };
+        let why = Undeclared::NotSet { name: "POD_CPU".into() };
         let seen = Observations {
             declared: Err(&why),
             quota: None,
@@ -542,11 +442,7 @@ mod tests {
         };
         let verdicts = assess(&seen);
         assert_eq!(verdicts.len(), 1);
-        assert!(
-            verdicts[0]
-                .to_logfmt()
-                .contains("reason=cpu_limit_undeclared limit_env=POD_CPU ")
-        );
+        assert!(verdicts[0].to_logfmt().contains("reason=cpu_limit_undeclared limit_env=POD_CPU "));
     }
 
     #[test]

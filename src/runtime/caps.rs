@@ -3,13 +3,8 @@
 use super::env::{Env, Value};
 
 /// The caps ADR-0096 requires on every compute pod.
-pub const REQUIRED: [&str; 5] = [
-    "OMP_NUM_THREADS",
-    "OPENBLAS_NUM_THREADS",
-    "MKL_NUM_THREADS",
-    "NUMEXPR_NUM_THREADS",
-    "LOKY_MAX_CPU_COUNT",
-];
+pub const REQUIRED: [&str; 5] =
+    ["OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS", "LOKY_MAX_CPU_COUNT"];
 
 /// Further caps that are reported, and checked against the limit when set, but not required.
 pub const OPTIONAL: [&str; 6] = [
@@ -34,11 +29,7 @@ pub const LOKY_MAX_CPU_COUNT: &str = "LOKY_MAX_CPU_COUNT";
 /// library's order of precedence (the first one set wins).
 pub fn governing(internal_api: &str) -> &'static [&'static str] {
     match internal_api {
-        "openblas" => &[
-            "OPENBLAS_NUM_THREADS",
-            "GOTO_NUM_THREADS",
-            "OMP_NUM_THREADS",
-        ],
+        "openblas" => &["OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS"],
         "mkl" => &["MKL_NUM_THREADS", "OMP_NUM_THREADS"],
         "blis" => &["BLIS_NUM_THREADS", "OMP_NUM_THREADS"],
         _ => &["OMP_NUM_THREADS"],
@@ -115,11 +106,7 @@ impl Caps {
         let optional = OPTIONAL.iter().map(|&name| (name, false));
         let caps = required
             .chain(optional)
-            .map(|(name, required)| Cap {
-                name,
-                required,
-                value: read_cap(env, name),
-            })
+            .map(|(name, required)| Cap { name, required, value: read_cap(env, name) })
             .collect();
         let wait_policy = match env.value(WAIT_POLICY) {
             Value::Unset => None,
@@ -149,18 +136,14 @@ impl Caps {
 
     /// Whether `OMP_WAIT_POLICY` is `passive` (case-insensitively, as OpenMP runtimes read it).
     pub fn wait_policy_is_passive(&self) -> bool {
-        self.wait_policy
-            .as_deref()
-            .is_some_and(|policy| policy.trim().eq_ignore_ascii_case(PASSIVE))
+        self.wait_policy.as_deref().is_some_and(|policy| policy.trim().eq_ignore_ascii_case(PASSIVE))
     }
 }
 
 fn read_cap(env: &Env, name: &str) -> CapValue {
     match env.value(name) {
         Value::Unset => CapValue::Unset,
-        Value::NotUtf8 => CapValue::Invalid {
-            raw: "<not UTF-8>".to_owned(),
-        },
+        Value::NotUtf8 => CapValue::Invalid { raw: "<not UTF-8>".to_owned() },
         Value::Text(raw) => parse_cap(name, raw),
     }
 }
@@ -173,13 +156,9 @@ pub fn parse_cap(name: &str, raw: &str) -> CapValue {
         return CapValue::Empty;
     }
     let (first, note) = match text.split_once(',') {
-        Some((first, _)) if name == "OMP_NUM_THREADS" => (
-            first.trim(),
-            Some(format!(
-                "nested list {text:?}: the first level ({}) is counted",
-                first.trim()
-            )),
-        ),
+        Some((first, _)) if name == "OMP_NUM_THREADS" => {
+            (first.trim(), Some(format!("nested list {text:?}: the first level ({}) is counted", first.trim())))
+        }
         _ => (text, None),
     };
     let threads = (!first.is_empty() && first.bytes().all(|b| b.is_ascii_digit()))
@@ -187,14 +166,8 @@ pub fn parse_cap(name: &str, raw: &str) -> CapValue {
         .flatten()
         .filter(|&n| n > 0);
     match threads {
-        Some(threads) => CapValue::Threads {
-            raw: raw.to_owned(),
-            threads,
-            note,
-        },
-        None => CapValue::Invalid {
-            raw: raw.to_owned(),
-        },
+        Some(threads) => CapValue::Threads { raw: raw.to_owned(), threads, note },
+        None => CapValue::Invalid { raw: raw.to_owned() },
     }
 }
 
@@ -208,20 +181,8 @@ mod tests {
         assert_eq!(parse_cap("MKL_NUM_THREADS", " 2 ").threads(), Some(2));
         assert_eq!(parse_cap("MKL_NUM_THREADS", ""), CapValue::Empty);
         assert_eq!(parse_cap("MKL_NUM_THREADS", "  "), CapValue::Empty);
-        for bad in [
-            "0",
-            "-1",
-            "two",
-            "1.5",
-            "+2",
-            "99999999999999999999999",
-            "4,2",
-        ] {
-            assert_eq!(
-                parse_cap("MKL_NUM_THREADS", bad),
-                CapValue::Invalid { raw: bad.into() },
-                "{bad:?}"
-            );
+        for bad in ["0", "-1", "two", "1.5", "+2", "99999999999999999999999", "4,2"] {
+            assert_eq!(parse_cap("MKL_NUM_THREADS", bad), CapValue::Invalid { raw: bad.into() }, "{bad:?}");
         }
     }
 
@@ -229,58 +190,34 @@ mod tests {
     fn omp_nested_lists_count_the_first_level() {
         let value = parse_cap("OMP_NUM_THREADS", "4,2");
         assert_eq!(value.threads(), Some(4));
-        let CapValue::Threads {
-            note: Some(note), ..
-        } = value
-        else {
+        let CapValue::Threads { note: Some(note), .. } = value else {
             panic!("no note: {value:?}");
         };
         assert!(note.contains("first level (4)"), "{note}");
-        assert!(matches!(
-            parse_cap("OMP_NUM_THREADS", ",2"),
-            CapValue::Invalid { .. }
-        ));
+        assert!(matches!(parse_cap("OMP_NUM_THREADS", ",2"), CapValue::Invalid { .. }));
     }
 
     #[test]
     fn reads_every_cap_and_the_wait_policy() {
-        let env: Env = [
-            ("OMP_NUM_THREADS", "1"),
-            ("GOTO_NUM_THREADS", "8"),
-            ("OMP_WAIT_POLICY", "PASSIVE "),
-        ]
-        .into_iter()
-        .collect();
+        let env: Env = [("OMP_NUM_THREADS", "1"), ("GOTO_NUM_THREADS", "8"), ("OMP_WAIT_POLICY", "PASSIVE ")]
+            .into_iter()
+            .collect();
         let caps = Caps::read(&env);
         assert_eq!(caps.caps.len(), REQUIRED.len() + OPTIONAL.len());
         assert!(caps.caps[..5].iter().all(|c| c.required));
-        assert_eq!(
-            caps.get("OMP_NUM_THREADS").unwrap().value.threads(),
-            Some(1)
-        );
+        assert_eq!(caps.get("OMP_NUM_THREADS").unwrap().value.threads(), Some(1));
         assert_eq!(caps.get("MKL_NUM_THREADS").unwrap().value, CapValue::Unset);
-        assert_eq!(
-            caps.get("GOTO_NUM_THREADS").unwrap().value.threads(),
-            Some(8)
-        );
+        assert_eq!(caps.get("GOTO_NUM_THREADS").unwrap().value.threads(), Some(8));
         assert!(caps.wait_policy_is_passive());
     }
 
     #[test]
     fn finds_the_variable_that_governs_a_pool() {
-        let env: Env = [("OMP_NUM_THREADS", "3"), ("GOTO_NUM_THREADS", "x")]
-            .into_iter()
-            .collect();
+        let env: Env = [("OMP_NUM_THREADS", "3"), ("GOTO_NUM_THREADS", "x")].into_iter().collect();
         let caps = Caps::read(&env);
         // GOTO_NUM_THREADS is invalid, so OpenBLAS falls through to OMP_NUM_THREADS.
-        assert_eq!(
-            caps.first_set(governing("openblas")),
-            Some(("OMP_NUM_THREADS", 3))
-        );
-        assert_eq!(
-            caps.first_set(governing("mkl")),
-            Some(("OMP_NUM_THREADS", 3))
-        );
+        assert_eq!(caps.first_set(governing("openblas")), Some(("OMP_NUM_THREADS", 3)));
+        assert_eq!(caps.first_set(governing("mkl")), Some(("OMP_NUM_THREADS", 3)));
         assert_eq!(caps.first_set(&["MKL_NUM_THREADS"]), None);
         assert!(caps.any_set());
         assert!(!Caps::read(&Env::default()).any_set());
@@ -288,18 +225,9 @@ mod tests {
 
     #[test]
     fn only_passive_is_passive() {
-        for (policy, passive) in [
-            (None, false),
-            (Some("active"), false),
-            (Some(""), false),
-            (Some("Passive"), true),
-        ] {
+        for (policy, passive) in [(None, false), (Some("active"), false), (Some(""), false), (Some("Passive"), true)] {
             let env: Env = policy.map(|p| ("OMP_WAIT_POLICY", p)).into_iter().collect();
-            assert_eq!(
-                Caps::read(&env).wait_policy_is_passive(),
-                passive,
-                "{policy:?}"
-            );
+            assert_eq!(Caps::read(&env).wait_policy_is_passive(), passive, "{policy:?}");
         }
     }
 }

@@ -65,19 +65,12 @@ fn read_optional(path: &Path) -> Result<Option<String>, CfsError> {
     match std::fs::read(path) {
         Ok(bytes) => Ok(Some(String::from_utf8_lossy(&bytes).into_owned())),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-        Err(source) => Err(CfsError::Read {
-            path: path.to_owned(),
-            source,
-        }),
+        Err(source) => Err(CfsError::Read { path: path.to_owned(), source }),
     }
 }
 
 fn content_error(path: &Path, content: &str, expected: &'static str) -> CfsError {
-    CfsError::Content {
-        path: path.to_owned(),
-        content: content.trim().chars().take(80).collect(),
-        expected,
-    }
+    CfsError::Content { path: path.to_owned(), content: content.trim().chars().take(80).collect(), expected }
 }
 
 /// Reads the bandwidth limit of the cgroup directory `dir`; `Ok(None)` when it has no such files.
@@ -88,31 +81,20 @@ pub fn read_bandwidth(dir: &Path, version: Version) -> Result<Option<Bandwidth>,
             let Some(text) = read_optional(&path)? else {
                 return Ok(None);
             };
-            parse_cpu_max(&text).map(Some).ok_or_else(|| {
-                content_error(&path, &text, "expected \"max PERIOD\" or \"QUOTA PERIOD\"")
-            })
+            parse_cpu_max(&text)
+                .map(Some)
+                .ok_or_else(|| content_error(&path, &text, "expected \"max PERIOD\" or \"QUOTA PERIOD\""))
         }
         Version::V1 => {
             let quota_path = dir.join("cpu.cfs_quota_us");
             let period_path = dir.join("cpu.cfs_period_us");
-            let (Some(quota), Some(period)) =
-                (read_optional(&quota_path)?, read_optional(&period_path)?)
-            else {
+            let (Some(quota), Some(period)) = (read_optional(&quota_path)?, read_optional(&period_path)?) else {
                 return Ok(None);
             };
-            let period_us = parse_period(&period).ok_or_else(|| {
-                content_error(
-                    &period_path,
-                    &period,
-                    "expected a positive number of microseconds",
-                )
-            })?;
+            let period_us = parse_period(&period)
+                .ok_or_else(|| content_error(&period_path, &period, "expected a positive number of microseconds"))?;
             let bandwidth = parse_v1_quota(&quota, period_us).ok_or_else(|| {
-                content_error(
-                    &quota_path,
-                    &quota,
-                    "expected -1 or a positive number of microseconds",
-                )
+                content_error(&quota_path, &quota, "expected -1 or a positive number of microseconds")
             })?;
             Ok(Some(bandwidth))
         }
@@ -131,10 +113,7 @@ pub fn parse_cpu_max(text: &str) -> Option<Bandwidth> {
         return Some(Bandwidth::Unlimited);
     }
     let quota_us = parse_period(quota)?;
-    Some(Bandwidth::Limited {
-        quota_us,
-        period_us,
-    })
+    Some(Bandwidth::Limited { quota_us, period_us })
 }
 
 /// Parses v1 `cpu.cfs_quota_us` (`-1` for no quota) given the period already read.
@@ -143,10 +122,7 @@ pub fn parse_v1_quota(text: &str, period_us: u64) -> Option<Bandwidth> {
     if text == "-1" {
         return Some(Bandwidth::Unlimited);
     }
-    Some(Bandwidth::Limited {
-        quota_us: parse_period(text)?,
-        period_us,
-    })
+    Some(Bandwidth::Limited { quota_us: parse_period(text)?, period_us })
 }
 
 fn parse_period(text: &str) -> Option<u64> {
@@ -187,11 +163,7 @@ pub fn parse_cpu_stat(text: &str) -> Option<CpuStat> {
             _ => {}
         }
     }
-    Some(CpuStat {
-        nr_periods: periods?,
-        nr_throttled: throttled?,
-        throttled_usec: usec.unwrap_or(0),
-    })
+    Some(CpuStat { nr_periods: periods?, nr_throttled: throttled?, throttled_usec: usec.unwrap_or(0) })
 }
 
 /// What happened between two `cpu.stat` readings.
@@ -228,10 +200,7 @@ mod tests {
         assert_eq!(parse_cpu_max("max 100000\n"), Some(Bandwidth::Unlimited));
         assert_eq!(
             parse_cpu_max("150000 100000\n"),
-            Some(Bandwidth::Limited {
-                quota_us: 150_000,
-                period_us: 100_000
-            })
+            Some(Bandwidth::Limited { quota_us: 150_000, period_us: 100_000 })
         );
         for garbage in [
             "",
@@ -255,10 +224,7 @@ mod tests {
         assert_eq!(parse_v1_quota("-1\n", 100_000), Some(Bandwidth::Unlimited));
         assert_eq!(
             parse_v1_quota("50000\n", 100_000),
-            Some(Bandwidth::Limited {
-                quota_us: 50_000,
-                period_us: 100_000
-            })
+            Some(Bandwidth::Limited { quota_us: 50_000, period_us: 100_000 })
         );
         for garbage in ["", "-2", "0", "max", "1e5", " - 1"] {
             assert_eq!(parse_v1_quota(garbage, 100_000), None, "{garbage:?}");
@@ -268,23 +234,9 @@ mod tests {
     #[test]
     fn parses_v1_and_v2_cpu_stat() {
         let v1 = "nr_periods 10\nnr_throttled 4\nthrottled_time 2500000\nnr_bursts 0\n";
-        assert_eq!(
-            parse_cpu_stat(v1),
-            Some(CpuStat {
-                nr_periods: 10,
-                nr_throttled: 4,
-                throttled_usec: 2500
-            })
-        );
+        assert_eq!(parse_cpu_stat(v1), Some(CpuStat { nr_periods: 10, nr_throttled: 4, throttled_usec: 2500 }));
         let v2 = "usage_usec 5\nuser_usec 3\nsystem_usec 2\nnr_periods 7\nnr_throttled 1\nthrottled_usec 900\n";
-        assert_eq!(
-            parse_cpu_stat(v2),
-            Some(CpuStat {
-                nr_periods: 7,
-                nr_throttled: 1,
-                throttled_usec: 900
-            })
-        );
+        assert_eq!(parse_cpu_stat(v2), Some(CpuStat { nr_periods: 7, nr_throttled: 1, throttled_usec: 900 }));
         // v2 without the cpu controller enabled has no throttling counters.
         assert_eq!(parse_cpu_stat("usage_usec 5\nuser_usec 3\n"), None);
         assert_eq!(parse_cpu_stat("nr_periods x\nnr_throttled 1\n"), None);
@@ -293,11 +245,7 @@ mod tests {
 
     #[test]
     fn computes_the_throttled_share() {
-        let stat = |p, t, u| CpuStat {
-            nr_periods: p,
-            nr_throttled: t,
-            throttled_usec: u,
-        };
+        let stat = |p, t, u| CpuStat { nr_periods: p, nr_throttled: t, throttled_usec: u };
         let t = throttling_between(stat(10, 2, 100), stat(20, 7, 600));
         assert_eq!((t.periods, t.throttled, t.throttled_usec), (10, 5, 500));
         assert_eq!(t.share, Some(0.5));
@@ -314,18 +262,12 @@ mod tests {
         assert!(read_bandwidth(dir.path(), Version::V1).unwrap().is_none());
         std::fs::write(dir.path().join("cpu.max"), "garbage\n").unwrap();
         let err = read_bandwidth(dir.path(), Version::V2).unwrap_err();
-        assert!(
-            err.to_string().contains("unexpected content \"garbage\""),
-            "{err}"
-        );
+        assert!(err.to_string().contains("unexpected content \"garbage\""), "{err}");
         std::fs::write(dir.path().join("cpu.cfs_quota_us"), "200000\n").unwrap();
         std::fs::write(dir.path().join("cpu.cfs_period_us"), "100000\n").unwrap();
         assert_eq!(
             read_bandwidth(dir.path(), Version::V1).unwrap(),
-            Some(Bandwidth::Limited {
-                quota_us: 200_000,
-                period_us: 100_000
-            })
+            Some(Bandwidth::Limited { quota_us: 200_000, period_us: 100_000 })
         );
     }
 }

@@ -73,11 +73,7 @@ impl Quota {
 }
 
 /// Finds the CPU controller's cgroup directory; `cgroup_root` prefixes every mount point.
-pub fn locate(
-    lines: &[CgroupLine],
-    mounts: &[MountEntry],
-    cgroup_root: &Path,
-) -> Result<CpuCgroup, LocateError> {
+pub fn locate(lines: &[CgroupLine], mounts: &[MountEntry], cgroup_root: &Path) -> Result<CpuCgroup, LocateError> {
     let (version, line) = if let Some(line) = lines.iter().find(|l| l.has_controller("cpu")) {
         (Version::V1, line)
     } else if let Some(line) = lines.iter().find(|l| l.is_unified()) {
@@ -118,29 +114,16 @@ pub fn locate(
     let dir = if dir.is_dir() {
         dir
     } else {
-        notes.push(format!(
-            "{} does not exist: reading {}",
-            dir.display(),
-            mount_point.display()
-        ));
+        notes.push(format!("{} does not exist: reading {}", dir.display(), mount_point.display()));
         mount_point.clone()
     };
-    Ok(CpuCgroup {
-        version,
-        path: line.path.clone(),
-        mount_point,
-        dir,
-        notes,
-    })
+    Ok(CpuCgroup { version, path: line.path.clone(), mount_point, dir, notes })
 }
 
 /// `path` relative to `root`, when it lies inside it without `..` components.
 fn relative_inside<'a>(path: &'a Path, root: &Path) -> Option<&'a Path> {
     let relative = path.strip_prefix(root).ok()?;
-    relative
-        .components()
-        .all(|c| matches!(c, Component::Normal(_)))
-        .then_some(relative)
+    relative.components().all(|c| matches!(c, Component::Normal(_))).then_some(relative)
 }
 
 /// Joins an absolute path from mountinfo under the directory that stands for `/`.
@@ -156,16 +139,8 @@ pub fn tightest_quota(cgroup: &CpuCgroup) -> Result<Option<Quota>, CfsError> {
     let mut tightest: Option<Quota> = None;
     let mut dir = cgroup.dir.as_path();
     loop {
-        if let Some(Bandwidth::Limited {
-            quota_us,
-            period_us,
-        }) = cfs::read_bandwidth(dir, cgroup.version)?
-        {
-            let quota = Quota {
-                quota_us,
-                period_us,
-                dir: dir.to_owned(),
-            };
+        if let Some(Bandwidth::Limited { quota_us, period_us }) = cfs::read_bandwidth(dir, cgroup.version)? {
+            let quota = Quota { quota_us, period_us, dir: dir.to_owned() };
             if tightest.as_ref().is_none_or(|t| quota.is_tighter_than(t)) {
                 tightest = Some(quota);
             }
@@ -198,44 +173,22 @@ mod tests {
     }
 
     fn find(root: &Path, cgroup: &str, mountinfo: &str) -> Result<CpuCgroup, LocateError> {
-        locate(
-            &parse_proc_cgroup(cgroup.as_bytes()),
-            &parse_mountinfo(mountinfo.as_bytes()),
-            root,
-        )
+        locate(&parse_proc_cgroup(cgroup.as_bytes()), &parse_mountinfo(mountinfo.as_bytes()), root)
     }
 
-    const V1_HOST_MOUNT: &str =
-        "32 31 0:29 / /sys/fs/cgroup/cpu,cpuacct rw - cgroup cgroup rw,cpu,cpuacct\n";
+    const V1_HOST_MOUNT: &str = "32 31 0:29 / /sys/fs/cgroup/cpu,cpuacct rw - cgroup cgroup rw,cpu,cpuacct\n";
 
     #[test]
     fn v1_host_mount_walks_up_to_the_tightest_parent() {
         let root = tree(&[
             ("sys/fs/cgroup/cpu,cpuacct/cpu.cfs_quota_us", "-1\n"),
             ("sys/fs/cgroup/cpu,cpuacct/cpu.cfs_period_us", "100000\n"),
-            (
-                "sys/fs/cgroup/cpu,cpuacct/kubepods/pod1/cpu.cfs_quota_us",
-                "150000\n",
-            ),
-            (
-                "sys/fs/cgroup/cpu,cpuacct/kubepods/pod1/cpu.cfs_period_us",
-                "100000\n",
-            ),
-            (
-                "sys/fs/cgroup/cpu,cpuacct/kubepods/pod1/ctr/cpu.cfs_quota_us",
-                "400000\n",
-            ),
-            (
-                "sys/fs/cgroup/cpu,cpuacct/kubepods/pod1/ctr/cpu.cfs_period_us",
-                "100000\n",
-            ),
+            ("sys/fs/cgroup/cpu,cpuacct/kubepods/pod1/cpu.cfs_quota_us", "150000\n"),
+            ("sys/fs/cgroup/cpu,cpuacct/kubepods/pod1/cpu.cfs_period_us", "100000\n"),
+            ("sys/fs/cgroup/cpu,cpuacct/kubepods/pod1/ctr/cpu.cfs_quota_us", "400000\n"),
+            ("sys/fs/cgroup/cpu,cpuacct/kubepods/pod1/ctr/cpu.cfs_period_us", "100000\n"),
         ]);
-        let cg = find(
-            root.path(),
-            "3:cpu,cpuacct:/kubepods/pod1/ctr\n0::/\n",
-            V1_HOST_MOUNT,
-        )
-        .unwrap();
+        let cg = find(root.path(), "3:cpu,cpuacct:/kubepods/pod1/ctr\n0::/\n", V1_HOST_MOUNT).unwrap();
         assert_eq!(cg.version, Version::V1);
         assert!(cg.dir.ends_with("kubepods/pod1/ctr"));
         assert!(cg.notes.is_empty());
@@ -263,12 +216,8 @@ mod tests {
     #[test]
     fn namespace_root_path_reads_the_mount_point() {
         let root = tree(&[("sys/fs/cgroup/cpu.max", "max 100000\n")]);
-        let cg = find(
-            root.path(),
-            "0::/\n",
-            "41 31 0:38 /kubepods/pod1/ctr /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n",
-        )
-        .unwrap();
+        let cg = find(root.path(), "0::/\n", "41 31 0:38 /kubepods/pod1/ctr /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n")
+            .unwrap();
         assert_eq!(cg.dir, root.path().join("sys/fs/cgroup"));
         assert_eq!(cg.notes.len(), 1, "{:?}", cg.notes);
         assert_eq!(tightest_quota(&cg).unwrap(), None);
@@ -277,12 +226,8 @@ mod tests {
     #[test]
     fn a_path_escaping_the_mount_is_not_followed() {
         let root = tree(&[("sys/fs/cgroup/cpu.max", "50000 100000\n")]);
-        let cg = find(
-            root.path(),
-            "0::/../../escape\n",
-            "41 31 0:38 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n",
-        )
-        .unwrap();
+        let cg =
+            find(root.path(), "0::/../../escape\n", "41 31 0:38 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n").unwrap();
         assert_eq!(cg.dir, root.path().join("sys/fs/cgroup"));
         assert_eq!(tightest_quota(&cg).unwrap().unwrap().quota_us, 50_000);
     }
@@ -290,12 +235,7 @@ mod tests {
     #[test]
     fn a_missing_directory_falls_back_to_the_mount_point() {
         let root = tree(&[("sys/fs/cgroup/cpu.max", "100000 100000\n")]);
-        let cg = find(
-            root.path(),
-            "0::/gone\n",
-            "41 31 0:38 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n",
-        )
-        .unwrap();
+        let cg = find(root.path(), "0::/gone\n", "41 31 0:38 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n").unwrap();
         assert_eq!(cg.dir, cg.mount_point);
         assert!(cg.notes[0].contains("does not exist"));
     }
@@ -306,8 +246,7 @@ mod tests {
             ("sys/fs/cgroup/cpu,cpuacct/cpu.cfs_quota_us", "100000\n"),
             ("sys/fs/cgroup/cpu,cpuacct/cpu.cfs_period_us", "100000\n"),
         ]);
-        let mountinfo =
-            format!("{V1_HOST_MOUNT}41 31 0:38 / /sys/fs/cgroup/unified rw - cgroup2 cgroup2 rw\n");
+        let mountinfo = format!("{V1_HOST_MOUNT}41 31 0:38 / /sys/fs/cgroup/unified rw - cgroup2 cgroup2 rw\n");
         let cg = find(root.path(), "0::/\n3:cpu,cpuacct:/\n", &mountinfo).unwrap();
         assert_eq!(cg.version, Version::V1);
         assert_eq!(tightest_quota(&cg).unwrap().unwrap().whole_cpus(), 1);
@@ -316,36 +255,21 @@ mod tests {
     #[test]
     fn reports_what_cannot_be_located() {
         let root = Path::new("/nonexistent");
-        assert_eq!(
-            find(root, "1:name=systemd:/\n", V1_HOST_MOUNT),
-            Err(LocateError::NoHierarchy)
-        );
-        assert_eq!(
-            find(root, "0::/\n", V1_HOST_MOUNT),
-            Err(LocateError::NotMounted(2))
-        );
+        assert_eq!(find(root, "1:name=systemd:/\n", V1_HOST_MOUNT), Err(LocateError::NoHierarchy));
+        assert_eq!(find(root, "0::/\n", V1_HOST_MOUNT), Err(LocateError::NotMounted(2)));
         assert_eq!(find(root, "2:cpu:/\n", ""), Err(LocateError::NotMounted(1)));
     }
 
     #[test]
     fn garbage_in_a_quota_file_is_an_error_not_a_panic() {
         let root = tree(&[("sys/fs/cgroup/cpu.max", "lots 100000\n")]);
-        let cg = find(
-            root.path(),
-            "0::/\n",
-            "41 31 0:38 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n",
-        )
-        .unwrap();
+        let cg = find(root.path(), "0::/\n", "41 31 0:38 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n").unwrap();
         assert!(tightest_quota(&cg).is_err());
     }
 
     #[test]
     fn compares_quotas_with_different_periods_exactly() {
-        let q = |quota_us, period_us| Quota {
-            quota_us,
-            period_us,
-            dir: PathBuf::new(),
-        };
+        let q = |quota_us, period_us| Quota { quota_us, period_us, dir: PathBuf::new() };
         assert!(q(150_000, 100_000).is_tighter_than(&q(40_000, 25_000)));
         assert!(!q(40_000, 25_000).is_tighter_than(&q(150_000, 100_000)));
         assert!(!q(100_000, 100_000).is_tighter_than(&q(50_000, 50_000)));

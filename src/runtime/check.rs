@@ -90,11 +90,8 @@ pub enum CheckError {
 pub fn check(env: &Env, options: &CheckOptions<'_>) -> Result<Report, CheckError> {
     let declared = limit::resolve(env, options.limit_env);
     let system = system::observe(options.roots)?;
-    let effective = effective::effective(
-        declared.as_ref().ok(),
-        system.quota.as_ref(),
-        system.cpuset.as_ref().map(Vec::len),
-    );
+    let effective =
+        effective::effective(declared.as_ref().ok(), system.quota.as_ref(), system.cpuset.as_ref().map(Vec::len));
     let caps = Caps::read(env);
 
     let cpu_stat = match options.measure {
@@ -112,9 +109,7 @@ pub fn check(env: &Env, options: &CheckOptions<'_>) -> Result<Report, CheckError
         None => None,
     };
     let measured = match (&probe, cpu_stat) {
-        (Some(report), Some(cpu_stat)) => {
-            Some(measured(report, cpu_stat, options.throttle_threshold)?)
-        }
+        (Some(report), Some(cpu_stat)) => Some(measured(report, cpu_stat, options.throttle_threshold)?),
         _ => None,
     };
 
@@ -126,15 +121,7 @@ pub fn check(env: &Env, options: &CheckOptions<'_>) -> Result<Report, CheckError
         probe: probe.as_ref(),
         throttling: measured.as_ref().map(|m| (m.throttling, m.threshold)),
     });
-    Ok(Report {
-        declared,
-        system,
-        effective,
-        caps,
-        probe,
-        measured,
-        verdicts,
-    })
+    Ok(Report { declared, system, effective, caps, probe, measured, verdicts })
 }
 
 /// The `cpu.stat` to read around the workload: the cgroup that sets the quota, else the
@@ -144,29 +131,18 @@ fn cpu_stat_path(system: &SystemView) -> Result<PathBuf, CheckError> {
         (Some(quota), _) => &quota.dir,
         (None, Some(cgroup)) => &cgroup.dir,
         (None, None) => {
-            return Err(CheckError::Measure(
-                "no cpu cgroup found, so there is no cpu.stat to read".into(),
-            ));
+            return Err(CheckError::Measure("no cpu cgroup found, so there is no cpu.stat to read".into()));
         }
     };
     Ok(dir.join("cpu.stat"))
 }
 
-fn measured(
-    report: &ProbeReport,
-    cpu_stat: PathBuf,
-    threshold: f64,
-) -> Result<Measured, CheckError> {
-    let measurement = report
-        .measure
-        .as_ref()
-        .ok_or_else(|| CheckError::Measure("the probe returned no measurement".into()))?;
+fn measured(report: &ProbeReport, cpu_stat: PathBuf, threshold: f64) -> Result<Measured, CheckError> {
+    let measurement =
+        report.measure.as_ref().ok_or_else(|| CheckError::Measure("the probe returned no measurement".into()))?;
     let parse = |text: &str| {
         cfs::parse_cpu_stat(text).ok_or_else(|| {
-            CheckError::Measure(format!(
-                "{} has no throttling counters (nr_periods, nr_throttled)",
-                cpu_stat.display()
-            ))
+            CheckError::Measure(format!("{} has no throttling counters (nr_periods, nr_throttled)", cpu_stat.display()))
         })
     };
     let before = parse(&measurement.cpu_stat_before)?;

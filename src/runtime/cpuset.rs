@@ -51,17 +51,7 @@ pub fn format_cpu_list(cpus: &[u32]) -> String {
             _ => ranges.push((cpu, cpu)),
         }
     }
-    ranges
-        .iter()
-        .map(|&(a, b)| {
-            if a == b {
-                a.to_string()
-            } else {
-                format!("{a}-{b}")
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(",")
+    ranges.iter().map(|&(a, b)| if a == b { a.to_string() } else { format!("{a}-{b}") }).collect::<Vec<_>>().join(",")
 }
 
 /// The CPUs the current process may run on, from `sched_getaffinity(2)`.
@@ -73,20 +63,14 @@ pub fn current_affinity() -> io::Result<Vec<u32>> {
         // SAFETY: `mask` is a writable buffer of exactly the size passed; the kernel writes at
         // most that many bytes of CPU mask into it.
         let rc = unsafe {
-            libc::sched_getaffinity(
-                0,
-                words * size_of::<libc::c_ulong>(),
-                mask.as_mut_ptr().cast::<libc::cpu_set_t>(),
-            )
+            libc::sched_getaffinity(0, words * size_of::<libc::c_ulong>(), mask.as_mut_ptr().cast::<libc::cpu_set_t>())
         };
         if rc == 0 {
             let cpus = mask
                 .iter()
                 .enumerate()
                 .flat_map(|(w, &word)| {
-                    (0..word_bits)
-                        .filter(move |bit| word >> bit & 1 == 1)
-                        .map(move |bit| (w * word_bits + bit) as u32)
+                    (0..word_bits).filter(move |bit| word >> bit & 1 == 1).map(move |bit| (w * word_bits + bit) as u32)
                 })
                 .collect();
             return Ok(cpus);
@@ -103,10 +87,7 @@ pub fn current_affinity() -> io::Result<Vec<u32>> {
 
 /// Reads `Cpus_allowed_list` from the text of a `/proc/<pid>/status` file.
 pub fn cpus_allowed_from_status(status: &str) -> Option<Result<Vec<u32>, CpuListError>> {
-    status
-        .lines()
-        .find_map(|line| line.strip_prefix("Cpus_allowed_list:"))
-        .map(parse_cpu_list)
+    status.lines().find_map(|line| line.strip_prefix("Cpus_allowed_list:")).map(parse_cpu_list)
 }
 
 /// The cpuset's CPUs on one NUMA node.
@@ -128,9 +109,7 @@ pub struct NumaSpread {
 impl NumaSpread {
     /// Whether every spanned node holds the same number of the cpuset's CPUs.
     pub fn is_even(&self) -> bool {
-        self.nodes
-            .windows(2)
-            .all(|pair| pair[0].cpus.len() == pair[1].cpus.len())
+        self.nodes.windows(2).all(|pair| pair[0].cpus.len() == pair[1].cpus.len())
     }
 }
 
@@ -145,11 +124,7 @@ pub fn numa_spread(sys_root: &Path, cpuset: &[u32]) -> Option<NumaSpread> {
             let node = name.to_str()?.strip_prefix("node")?.parse().ok()?;
             let list = std::fs::read_to_string(entry.path().join("cpulist")).ok()?;
             let on_node = parse_cpu_list(&list).ok()?;
-            let cpus: Vec<u32> = cpuset
-                .iter()
-                .copied()
-                .filter(|cpu| on_node.binary_search(cpu).is_ok())
-                .collect();
+            let cpus: Vec<u32> = cpuset.iter().copied().filter(|cpu| on_node.binary_search(cpu).is_ok()).collect();
             (!cpus.is_empty()).then_some(NodeShare { node, cpus })
         })
         .collect();
@@ -173,17 +148,7 @@ mod tests {
 
     #[test]
     fn rejects_bad_cpu_lists() {
-        for bad in [
-            "a",
-            "1-",
-            "-1",
-            "3-1",
-            "1--2",
-            "1,x",
-            "0-99999999",
-            "1.5",
-            " 1 - 2 ",
-        ] {
+        for bad in ["a", "1-", "-1", "3-1", "1--2", "1,x", "0-99999999", "1.5", " 1 - 2 "] {
             assert!(parse_cpu_list(bad).is_err(), "{bad:?}");
         }
     }
@@ -198,10 +163,7 @@ mod tests {
     #[test]
     fn reads_cpus_allowed_list_from_status() {
         let status = "Name:\tx\nCpus_allowed:\t77\nCpus_allowed_list:\t0-2,4-6\n";
-        assert_eq!(
-            cpus_allowed_from_status(status),
-            Some(Ok(vec![0, 1, 2, 4, 5, 6]))
-        );
+        assert_eq!(cpus_allowed_from_status(status), Some(Ok(vec![0, 1, 2, 4, 5, 6])));
         assert_eq!(cpus_allowed_from_status("Name:\tx\n"), None);
     }
 
@@ -215,11 +177,7 @@ mod tests {
         }
         std::fs::create_dir_all(sys.path().join("devices/system/node/power")).unwrap();
         let spread = numa_spread(sys.path(), &[1, 2, 3, 4, 5]).unwrap();
-        let counts: Vec<(u32, usize)> = spread
-            .nodes
-            .iter()
-            .map(|n| (n.node, n.cpus.len()))
-            .collect();
+        let counts: Vec<(u32, usize)> = spread.nodes.iter().map(|n| (n.node, n.cpus.len())).collect();
         assert_eq!(counts, [(0, 3), (1, 2)]);
         assert!(!spread.is_even());
         assert!(numa_spread(sys.path(), &[2, 3, 4, 5]).unwrap().is_even());

@@ -52,51 +52,17 @@ impl Cpus {
 }
 
 /// Combines the bounds that are known; `None` when none is.
-pub fn effective(
-    declared: Option<&DeclaredLimit>,
-    quota: Option<&Quota>,
-    cpuset: Option<usize>,
-) -> Option<Effective> {
+pub fn effective(declared: Option<&DeclaredLimit>, quota: Option<&Quota>, cpuset: Option<usize>) -> Option<Effective> {
     let bounds = [
-        declared.map(|d| {
-            (
-                Bound::DownwardApi,
-                Cpus {
-                    numerator: d.millicores,
-                    denominator: 1000,
-                },
-            )
-        }),
-        quota.map(|q| {
-            (
-                Bound::CgroupQuota,
-                Cpus {
-                    numerator: q.quota_us,
-                    denominator: q.period_us,
-                },
-            )
-        }),
-        cpuset.filter(|&n| n > 0).map(|n| {
-            (
-                Bound::Cpuset,
-                Cpus {
-                    numerator: n as u64,
-                    denominator: 1,
-                },
-            )
-        }),
+        declared.map(|d| (Bound::DownwardApi, Cpus { numerator: d.millicores, denominator: 1000 })),
+        quota.map(|q| (Bound::CgroupQuota, Cpus { numerator: q.quota_us, denominator: q.period_us })),
+        cpuset.filter(|&n| n > 0).map(|n| (Bound::Cpuset, Cpus { numerator: n as u64, denominator: 1 })),
     ];
-    let (source, smallest) = bounds.into_iter().flatten().reduce(|best, next| {
-        if next.1.cmp(best.1) == Ordering::Less {
-            next
-        } else {
-            best
-        }
-    })?;
-    Some(Effective {
-        threads: (smallest.numerator / smallest.denominator).max(1),
-        source,
-    })
+    let (source, smallest) = bounds
+        .into_iter()
+        .flatten()
+        .reduce(|best, next| if next.1.cmp(best.1) == Ordering::Less { next } else { best })?;
+    Some(Effective { threads: (smallest.numerator / smallest.denominator).max(1), source })
 }
 
 #[cfg(test)]
@@ -105,36 +71,18 @@ mod tests {
     use std::path::PathBuf;
 
     fn declared(millicores: u64) -> DeclaredLimit {
-        DeclaredLimit {
-            name: "CPU_LIMIT".into(),
-            raw: String::new(),
-            millicores,
-        }
+        DeclaredLimit { name: "CPU_LIMIT".into(), raw: String::new(), millicores }
     }
 
     fn quota(quota_us: u64, period_us: u64) -> Quota {
-        Quota {
-            quota_us,
-            period_us,
-            dir: PathBuf::new(),
-        }
+        Quota { quota_us, period_us, dir: PathBuf::new() }
     }
 
     #[test]
     fn takes_the_floor_of_the_smallest_bound() {
-        let e = effective(
-            Some(&declared(2000)),
-            Some(&quota(150_000, 100_000)),
-            Some(8),
-        )
-        .unwrap();
+        let e = effective(Some(&declared(2000)), Some(&quota(150_000, 100_000)), Some(8)).unwrap();
         assert_eq!((e.threads, e.source), (1, Bound::CgroupQuota));
-        let e = effective(
-            Some(&declared(3500)),
-            Some(&quota(400_000, 100_000)),
-            Some(8),
-        )
-        .unwrap();
+        let e = effective(Some(&declared(3500)), Some(&quota(400_000, 100_000)), Some(8)).unwrap();
         assert_eq!((e.threads, e.source), (3, Bound::DownwardApi));
         let e = effective(Some(&declared(16_000)), None, Some(2)).unwrap();
         assert_eq!((e.threads, e.source), (2, Bound::Cpuset));
@@ -142,12 +90,7 @@ mod tests {
 
     #[test]
     fn ties_go_to_the_declared_limit_then_the_quota() {
-        let e = effective(
-            Some(&declared(2000)),
-            Some(&quota(200_000, 100_000)),
-            Some(2),
-        )
-        .unwrap();
+        let e = effective(Some(&declared(2000)), Some(&quota(200_000, 100_000)), Some(2)).unwrap();
         assert_eq!(e.source, Bound::DownwardApi);
         let e = effective(None, Some(&quota(50_000, 25_000)), Some(2)).unwrap();
         assert_eq!(e.source, Bound::CgroupQuota);

@@ -55,20 +55,13 @@ impl Env {
 
     /// Iterates over every variable, in name order.
     pub fn iter(&self) -> impl Iterator<Item = (&OsStr, &OsStr)> {
-        self.vars
-            .iter()
-            .map(|(k, v)| (k.as_os_str(), v.as_os_str()))
+        self.vars.iter().map(|(k, v)| (k.as_os_str(), v.as_os_str()))
     }
 }
 
 impl<K: Into<OsString>, V: Into<OsString>> FromIterator<(K, V)> for Env {
     fn from_iter<I: IntoIterator<Item = (K, V)>>(iter: I) -> Self {
-        Self {
-            vars: iter
-                .into_iter()
-                .map(|(k, v)| (k.into(), v.into()))
-                .collect(),
-        }
+        Self { vars: iter.into_iter().map(|(k, v)| (k.into(), v.into())).collect() }
     }
 }
 
@@ -94,16 +87,7 @@ mod tests {
 
     #[test]
     fn finds_names_by_suffix_in_order() {
-        let env: Env = [
-            ("Z_CPU_LIMIT", "1"),
-            ("A_CPU_LIMIT", "2"),
-            ("CPU_LIMITS", "3"),
-        ]
-        .into_iter()
-        .collect();
-        assert_eq!(
-            env.names_ending_with("_CPU_LIMIT"),
-            ["A_CPU_LIMIT", "Z_CPU_LIMIT"]
-        );
+        let env: Env = [("Z_CPU_LIMIT", "1"), ("A_CPU_LIMIT", "2"), ("CPU_LIMITS", "3")].into_iter().collect();
+        assert_eq!(env.names_ending_with("_CPU_LIMIT"), ["A_CPU_LIMIT", "Z_CPU_LIMIT"]);
     }
 }

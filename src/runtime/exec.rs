@@ -76,19 +76,13 @@ fn refusal(reason: Reason, refused: &[Refused], what: &str, limit: Option<u64>) 
 
 /// Decides every cap for `limit`, or the verdicts that forbid starting.
 pub fn plan(env: &Env, limit: u64) -> Result<Plan, Vec<Verdict>> {
-    let mut plan = Plan {
-        limit,
-        set: Vec::new(),
-        kept: Vec::new(),
-    };
+    let mut plan = Plan { limit, set: Vec::new(), kept: Vec::new() };
     let mut above = Vec::new();
     let mut invalid = Vec::new();
     for name in EXPORTED.into_iter().chain(CHECKED) {
         let value = match env.value(name) {
             Value::Unset => CapValue::Unset,
-            Value::NotUtf8 => CapValue::Invalid {
-                raw: "<not UTF-8>".into(),
-            },
+            Value::NotUtf8 => CapValue::Invalid { raw: "<not UTF-8>".into() },
             Value::Text(raw) => caps::parse_cap(name, raw),
         };
         match value {
@@ -96,25 +90,16 @@ pub fn plan(env: &Env, limit: u64) -> Result<Plan, Vec<Verdict>> {
                 plan.set.push((name, limit.to_string()));
             }
             CapValue::Unset | CapValue::Empty => {}
-            CapValue::Threads { threads, .. } if threads > limit => above.push(Refused {
-                name,
-                shown: format!("{name}={threads}"),
-            }),
+            CapValue::Threads { threads, .. } if threads > limit => {
+                above.push(Refused { name, shown: format!("{name}={threads}") })
+            }
             CapValue::Threads { raw, .. } => plan.kept.push((name, raw)),
-            CapValue::Invalid { raw } => invalid.push(Refused {
-                name,
-                shown: format!("{name}={raw:?}"),
-            }),
+            CapValue::Invalid { raw } => invalid.push(Refused { name, shown: format!("{name}={raw:?}") }),
         }
     }
     let mut verdicts: Vec<Verdict> = [
         refusal(Reason::CapsUnset, &invalid, "not a positive integer", None),
-        refusal(
-            Reason::CapsExceedLimit,
-            &above,
-            &format!("above the limit of {limit}"),
-            Some(limit),
-        ),
+        refusal(Reason::CapsExceedLimit, &above, &format!("above the limit of {limit}"), Some(limit)),
     ]
     .into_iter()
     .flatten()
@@ -133,19 +118,12 @@ pub fn plan(env: &Env, limit: u64) -> Result<Plan, Vec<Verdict>> {
                 _ => "<not UTF-8>".to_owned(),
             };
             verdicts.push(
-                Verdict::new(
-                    Reason::WaitPolicyActive,
-                    format!("OMP_WAIT_POLICY={shown:?}: only passive is accepted"),
-                )
-                .field("omp_wait_policy", shown),
+                Verdict::new(Reason::WaitPolicyActive, format!("OMP_WAIT_POLICY={shown:?}: only passive is accepted"))
+                    .field("omp_wait_policy", shown),
             );
         }
     }
-    if verdicts.is_empty() {
-        Ok(plan)
-    } else {
-        Err(verdicts)
-    }
+    if verdicts.is_empty() { Ok(plan) } else { Err(verdicts) }
 }
 
 /// Replaces this process with `command` under the plan's environment; returns only on failure.
@@ -177,12 +155,7 @@ mod tests {
     fn sets_every_cap_and_the_wait_policy() {
         let plan = plan(&env(&[]), 2).unwrap();
         assert_eq!(plan.set.len(), EXPORTED.len() + 1);
-        assert!(
-            plan.set
-                .iter()
-                .filter(|(n, _)| *n != "OMP_WAIT_POLICY")
-                .all(|(_, v)| v == "2")
-        );
+        assert!(plan.set.iter().filter(|(n, _)| *n != "OMP_WAIT_POLICY").all(|(_, v)| v == "2"));
         assert!(plan.set.contains(&("OMP_WAIT_POLICY", "passive".into())));
         assert!(plan.kept.is_empty());
         let applied = plan.apply(&env(&[("OTHER", "x")]));
@@ -211,34 +184,12 @@ mod tests {
 
     #[test]
     fn refuses_higher_or_invalid_values_and_other_wait_policies() {
-        assert_eq!(
-            reasons(plan(&env(&[("OPENBLAS_NUM_THREADS", "4")]), 2)),
-            [Reason::CapsExceedLimit]
-        );
-        assert_eq!(
-            reasons(plan(&env(&[("GOTO_NUM_THREADS", "3")]), 2)),
-            [Reason::CapsExceedLimit]
-        );
-        assert_eq!(
-            reasons(plan(&env(&[("NUMBA_NUM_THREADS", "all")]), 2)),
-            [Reason::CapsUnset]
-        );
-        assert_eq!(
-            reasons(plan(&env(&[("OMP_WAIT_POLICY", "active")]), 2)),
-            [Reason::WaitPolicyActive]
-        );
-        let verdicts = plan(
-            &env(&[("OMP_NUM_THREADS", "8,2"), ("LOKY_MAX_CPU_COUNT", "3")]),
-            2,
-        )
-        .unwrap_err();
+        assert_eq!(reasons(plan(&env(&[("OPENBLAS_NUM_THREADS", "4")]), 2)), [Reason::CapsExceedLimit]);
+        assert_eq!(reasons(plan(&env(&[("GOTO_NUM_THREADS", "3")]), 2)), [Reason::CapsExceedLimit]);
+        assert_eq!(reasons(plan(&env(&[("NUMBA_NUM_THREADS", "all")]), 2)), [Reason::CapsUnset]);
+        assert_eq!(reasons(plan(&env(&[("OMP_WAIT_POLICY", "active")]), 2)), [Reason::WaitPolicyActive]);
+        let verdicts = plan(&env(&[("OMP_NUM_THREADS", "8,2"), ("LOKY_MAX_CPU_COUNT", "3")]), 2).unwrap_err();
         assert_eq!(verdicts.len(), 1);
-        assert!(
-            verdicts[0]
-                .detail
-                .contains("OMP_NUM_THREADS=8, LOKY_MAX_CPU_COUNT=3"),
-            "{}",
-            verdicts[0].detail
-        );
+        assert!(verdicts[0].detail.contains("OMP_NUM_THREADS=8, LOKY_MAX_CPU_COUNT=3"), "{}", verdicts[0].detail);
     }
 }

@@ -82,10 +82,9 @@ impl Undeclared {
 impl fmt::Display for Undeclared {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Self::NotSet { name } => write!(
-                f,
-                "{name} is not set: declare it with valueFrom.resourceFieldRef.resource: limits.cpu"
-            ),
+            Self::NotSet { name } => {
+                write!(f, "{name} is not set: declare it with valueFrom.resourceFieldRef.resource: limits.cpu")
+            }
             Self::NoCandidate => write!(
                 f,
                 "no CPU limit variable: set {DEFAULT_LIMIT_ENV} (or pass --limit-env) from \
@@ -139,11 +138,7 @@ pub fn parse_quantity(text: &str) -> Result<u64, QuantityError> {
         if whole.is_empty() && fraction.is_empty() {
             return Err(QuantityError::Syntax);
         }
-        let whole = if whole.is_empty() {
-            0
-        } else {
-            parse_digits(whole)?
-        };
+        let whole = if whole.is_empty() { 0 } else { parse_digits(whole)? };
         let fraction = fraction.trim_end_matches('0');
         if fraction.len() > 3 {
             return Err(if fraction.bytes().all(|b| b.is_ascii_digit()) {
@@ -152,15 +147,9 @@ pub fn parse_quantity(text: &str) -> Result<u64, QuantityError> {
                 QuantityError::Syntax
             });
         }
-        let fraction_millis = if fraction.is_empty() {
-            0
-        } else {
-            parse_digits(fraction)? * 10u64.pow(3 - fraction.len() as u32)
-        };
-        whole
-            .checked_mul(1000)
-            .and_then(|m| m.checked_add(fraction_millis))
-            .ok_or(QuantityError::TooLarge)?
+        let fraction_millis =
+            if fraction.is_empty() { 0 } else { parse_digits(fraction)? * 10u64.pow(3 - fraction.len() as u32) };
+        whole.checked_mul(1000).and_then(|m| m.checked_add(fraction_millis)).ok_or(QuantityError::TooLarge)?
     };
     if millicores == 0 {
         return Err(QuantityError::Zero);
@@ -189,20 +178,12 @@ pub fn resolve(env: &Env, explicit: Option<&str>) -> Result<DeclaredLimit, Undec
             }
         }
     };
-    let invalid = |raw: &str, error| Undeclared::Invalid {
-        name: name.clone(),
-        raw: raw.to_owned(),
-        error,
-    };
+    let invalid = |raw: &str, error| Undeclared::Invalid { name: name.clone(), raw: raw.to_owned(), error };
     match env.value(&name) {
         Value::Unset => Err(Undeclared::NotSet { name }),
         Value::NotUtf8 => Err(invalid("<not UTF-8>", QuantityError::NotUtf8)),
         Value::Text(raw) => match parse_quantity(raw) {
-            Ok(millicores) => Ok(DeclaredLimit {
-                name: name.clone(),
-                raw: raw.to_owned(),
-                millicores,
-            }),
+            Ok(millicores) => Ok(DeclaredLimit { name: name.clone(), raw: raw.to_owned(), millicores }),
             Err(error) => Err(invalid(raw, error)),
         },
     }
@@ -243,14 +224,8 @@ mod tests {
         assert_eq!(parse_quantity("1.2.3"), Err(QuantityError::Syntax));
         assert_eq!(parse_quantity("1.abcd"), Err(QuantityError::Syntax));
         assert_eq!(parse_quantity("٣"), Err(QuantityError::Syntax));
-        assert_eq!(
-            parse_quantity("99999999999999999999"),
-            Err(QuantityError::TooLarge)
-        );
-        assert_eq!(
-            parse_quantity("18446744073709552"),
-            Err(QuantityError::TooLarge)
-        );
+        assert_eq!(parse_quantity("99999999999999999999"), Err(QuantityError::TooLarge));
+        assert_eq!(parse_quantity("18446744073709552"), Err(QuantityError::TooLarge));
     }
 
     fn env(vars: &[(&str, &str)]) -> Env {
@@ -261,10 +236,7 @@ mod tests {
     fn explicit_name_wins() {
         let found = resolve(&env(&[("CPU_LIMIT", "4"), ("MY", "2")]), Some("MY")).unwrap();
         assert_eq!((found.name.as_str(), found.millicores), ("MY", 2000));
-        assert_eq!(
-            resolve(&env(&[("CPU_LIMIT", "4")]), Some("MY")),
-            Err(Undeclared::NotSet { name: "MY".into() })
-        );
+        assert_eq!(resolve(&env(&[("CPU_LIMIT", "4")]), Some("MY")), Err(Undeclared::NotSet { name: "MY".into() }));
     }
 
     #[test]
@@ -272,17 +244,12 @@ mod tests {
         let found = resolve(&env(&[("CPU_LIMIT", "1"), ("A_CPU_LIMIT", "2")]), None).unwrap();
         assert_eq!(found.name, "CPU_LIMIT");
         let found = resolve(&env(&[("CVN_POD_CPU_LIMIT", "1500m")]), None).unwrap();
-        assert_eq!(
-            (found.name.as_str(), found.millicores),
-            ("CVN_POD_CPU_LIMIT", 1500)
-        );
+        assert_eq!((found.name.as_str(), found.millicores), ("CVN_POD_CPU_LIMIT", 1500));
         assert_eq!(found.whole_cpus(), 1);
         assert_eq!(resolve(&env(&[]), None), Err(Undeclared::NoCandidate));
         assert_eq!(
             resolve(&env(&[("A_CPU_LIMIT", "1"), ("B_CPU_LIMIT", "2")]), None),
-            Err(Undeclared::Ambiguous {
-                names: vec!["A_CPU_LIMIT".into(), "B_CPU_LIMIT".into()]
-            })
+            Err(Undeclared::Ambiguous { names: vec!["A_CPU_LIMIT".into(), "B_CPU_LIMIT".into()] })
         );
     }
 
@@ -290,17 +257,8 @@ mod tests {
     fn an_invalid_value_is_undeclared_with_the_reason() {
         let err = resolve(&env(&[("CPU_LIMIT", "")]), None).unwrap_err();
         assert_eq!(err.name(), Some("CPU_LIMIT"));
-        assert_eq!(
-            err.to_string(),
-            "CPU_LIMIT=\"\" is not a CPU quantity: it is empty"
-        );
+        assert_eq!(err.to_string(), "CPU_LIMIT=\"\" is not a CPU quantity: it is empty");
         let err = resolve(&env(&[("CPU_LIMIT", "lots")]), None).unwrap_err();
-        assert!(matches!(
-            err,
-            Undeclared::Invalid {
-                error: QuantityError::Syntax,
-                ..
-            }
-        ));
+        assert!(matches!(err, Undeclared::Invalid { error: QuantityError::Syntax, .. }));
     }
 }

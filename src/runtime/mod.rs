@@ -138,12 +138,7 @@ pub struct ExecArgs {
     #[command(flatten)]
     pub roots: RootArgs,
     /// The command to run, and its arguments.
-    #[arg(
-        value_name = "CMD",
-        required = true,
-        trailing_var_arg = true,
-        allow_hyphen_values = true
-    )]
+    #[arg(value_name = "CMD", required = true, trailing_var_arg = true, allow_hyphen_values = true)]
     pub command: Vec<OsString>,
 }
 
@@ -187,11 +182,7 @@ pub fn run_runtime(args: &RuntimeArgs) -> ExitCode {
     if let Err(error) = written {
         return fail(&error);
     }
-    ExitCode::from(if report.is_safe() {
-        EXIT_SAFE
-    } else {
-        EXIT_UNSAFE
-    })
+    ExitCode::from(if report.is_safe() { EXIT_SAFE } else { EXIT_UNSAFE })
 }
 
 /// Runs `capslint exec`: on success it does not return (the command replaces this process).
@@ -210,8 +201,7 @@ pub fn run_exec(args: &ExecArgs) -> ExitCode {
         Err(error) => return fail(&error),
     };
     let cpuset = system.cpuset.as_ref().map(Vec::len);
-    let Some(effective) = effective::effective(Some(&declared), system.quota.as_ref(), cpuset)
-    else {
+    let Some(effective) = effective::effective(Some(&declared), system.quota.as_ref(), cpuset) else {
         return fail(&"no CPU limit is known");
     };
     let plan = match exec::plan(&env, effective.threads) {
@@ -244,18 +234,10 @@ pub fn run_exec(args: &ExecArgs) -> ExitCode {
         eprintln!("{}", caps_set_line(&plan, &declared, &system, effective));
     }
     let error = exec::exec(&args.command, &plan);
-    let program = args
-        .command
-        .first()
-        .map(|p| p.to_string_lossy())
-        .unwrap_or_default();
+    let program = args.command.first().map(|p| p.to_string_lossy()).unwrap_or_default();
     eprintln!("capslint exec: cannot run {program}: {error}");
     // The shell's conventions: 127 when the command is not found, 126 when it cannot run.
-    ExitCode::from(if error.kind() == io::ErrorKind::NotFound {
-        127
-    } else {
-        126
-    })
+    ExitCode::from(if error.kind() == io::ErrorKind::NotFound { 127 } else { 126 })
 }
 
 /// The line `exec` logs before replacing itself.
@@ -267,20 +249,10 @@ fn caps_set_line(
 ) -> String {
     let names = |vars: &[(&str, String)]| {
         let names: Vec<&str> = vars.iter().map(|(name, _)| *name).collect();
-        if names.is_empty() {
-            "none".to_owned()
-        } else {
-            names.join(",")
-        }
+        if names.is_empty() { "none".to_owned() } else { names.join(",") }
     };
-    let quota = system
-        .quota
-        .as_ref()
-        .map_or_else(|| "none".to_owned(), |q| assess::format_cpus(q.cpus()));
-    let cpuset = system
-        .cpuset
-        .as_ref()
-        .map_or_else(|| "unknown".to_owned(), |c| c.len().to_string());
+    let quota = system.quota.as_ref().map_or_else(|| "none".to_owned(), |q| assess::format_cpus(q.cpus()));
+    let cpuset = system.cpuset.as_ref().map_or_else(|| "unknown".to_owned(), |c| c.len().to_string());
     format!(
         "event=pod_thread_caps_set severity=info limit={} source={} limit_env={} downward_api={} \
          cgroup_quota={quota} cpuset={cpuset} set={} kept={}",

@@ -129,9 +129,7 @@ pub enum ProbeError {
         source: io::Error,
     },
     /// The probe ran past the timeout and was killed.
-    #[error(
-        "the probe ({python}) did not finish within {seconds} s and was killed (raise --timeout)"
-    )]
+    #[error("the probe ({python}) did not finish within {seconds} s and was killed (raise --timeout)")]
     Timeout {
         /// The interpreter.
         python: PathBuf,
@@ -198,20 +196,12 @@ pub fn run(request: &ProbeRequest<'_>) -> Result<ProbeReport, ProbeError> {
         .spawn()
         .map_err(|source| match source.kind() {
             io::ErrorKind::NotFound => ProbeError::NotFound(python.clone()),
-            _ => ProbeError::Spawn {
-                python: python.clone(),
-                source,
-            },
+            _ => ProbeError::Spawn { python: python.clone(), source },
         })?;
-    let output = wait_with_timeout(child, request.timeout).map_err(|source| ProbeError::Spawn {
-        python: python.clone(),
-        source,
-    })?;
+    let output = wait_with_timeout(child, request.timeout)
+        .map_err(|source| ProbeError::Spawn { python: python.clone(), source })?;
     let Some(status) = output.status else {
-        return Err(ProbeError::Timeout {
-            python,
-            seconds: request.timeout.as_secs_f64(),
-        });
+        return Err(ProbeError::Timeout { python, seconds: request.timeout.as_secs_f64() });
     };
     parse_report(&python, status, &output.stdout, &output.stderr)
 }
@@ -243,11 +233,7 @@ fn wait_with_timeout(mut child: Child, timeout: Duration) -> io::Result<Output> 
         Ok(()) | Err(mpsc::RecvTimeoutError::Disconnected) => Some(child.wait()?),
     };
     let collect = |rx: mpsc::Receiver<Vec<u8>>| rx.recv_timeout(DRAIN_GRACE).unwrap_or_default();
-    Ok(Output {
-        status,
-        stdout: collect(stdout),
-        stderr: collect(stderr),
-    })
+    Ok(Output { status, stdout: collect(stdout), stderr: collect(stderr) })
 }
 
 /// Signals when the process `pid` has exited, without reaping it (`waitid` with `WNOWAIT`), so
@@ -295,40 +281,23 @@ struct Failure {
     message: String,
 }
 
-fn parse_report(
-    python: &Path,
-    status: ExitStatus,
-    stdout: &[u8],
-    stderr: &[u8],
-) -> Result<ProbeReport, ProbeError> {
+fn parse_report(python: &Path, status: ExitStatus, stdout: &[u8], stderr: &[u8]) -> Result<ProbeReport, ProbeError> {
     let stderr = String::from_utf8_lossy(stderr).into_owned();
-    let no_report = |what: String| ProbeError::NoReport {
-        python: python.to_owned(),
-        status: what,
-        stderr: stderr.clone(),
-    };
-    let ended = if status.success() {
-        "exited".to_owned()
-    } else {
-        format!("failed ({status})")
-    };
+    let no_report =
+        |what: String| ProbeError::NoReport { python: python.to_owned(), status: what, stderr: stderr.clone() };
+    let ended = if status.success() { "exited".to_owned() } else { format!("failed ({status})") };
     let line = String::from_utf8_lossy(stdout);
     let value: Value = serde_json::from_str(line.trim()).map_err(|_| no_report(ended.clone()))?;
     if value.get("ok") == Some(&Value::Bool(true)) {
-        return serde_json::from_value(value)
-            .map_err(|e| no_report(format!("{ended}, its report unreadable ({e}),")));
+        return serde_json::from_value(value).map_err(|e| no_report(format!("{ended}, its report unreadable ({e}),")));
     }
-    let failure: Failure = serde_json::from_value(value)
-        .map_err(|e| no_report(format!("{ended}, its report unreadable ({e}),")))?;
+    let failure: Failure =
+        serde_json::from_value(value).map_err(|e| no_report(format!("{ended}, its report unreadable ({e}),")))?;
     Err(match failure.error.as_str() {
-        "threadpoolctl_missing" => ProbeError::ThreadpoolctlMissing {
-            python: python.to_owned(),
-            message: failure.message,
-        },
-        "import_failed" => ProbeError::ImportFailed {
-            module: failure.module,
-            message: failure.message,
-        },
+        "threadpoolctl_missing" => {
+            ProbeError::ThreadpoolctlMissing { python: python.to_owned(), message: failure.message }
+        }
+        "import_failed" => ProbeError::ImportFailed { module: failure.module, message: failure.message },
         "measure_failed" => ProbeError::MeasureFailed(failure.message),
         other => no_report(format!("{ended} reporting {other:?} {}", failure.message)),
     })
@@ -365,25 +334,17 @@ mod tests {
     fn maps_the_probes_failures() {
         let missing = br#"{"ok": false, "error": "threadpoolctl_missing", "message": "No module"}"#;
         let err = parse_report(Path::new("/py"), ok(), missing, b"").unwrap_err();
-        assert!(
-            err.to_string().contains("pip install threadpoolctl"),
-            "{err}"
-        );
-        let import =
-            br#"{"ok": false, "error": "import_failed", "module": "m", "message": "boom"}"#;
+        assert!(err.to_string().contains("pip install threadpoolctl"), "{err}");
+        let import = br#"{"ok": false, "error": "import_failed", "module": "m", "message": "boom"}"#;
         let err = parse_report(Path::new("/py"), ok(), import, b"").unwrap_err();
         assert_eq!(err.to_string(), "--import m failed: boom");
     }
 
     #[test]
     fn garbage_output_is_an_error_with_the_stderr_tail() {
-        let err = parse_report(
-            Path::new("/py"),
-            ExitStatus::from_raw(256),
-            b"not json",
-            b"Traceback\nSyntaxError: bad\n",
-        )
-        .unwrap_err();
+        let err =
+            parse_report(Path::new("/py"), ExitStatus::from_raw(256), b"not json", b"Traceback\nSyntaxError: bad\n")
+                .unwrap_err();
         let text = err.to_string();
         assert!(text.contains("without a report"), "{text}");
         assert!(text.contains("SyntaxError: bad"), "{text}");
@@ -395,12 +356,7 @@ mod tests {
 
     #[test]
     fn kills_a_probe_that_outlives_the_timeout() {
-        let child = Command::new("sleep")
-            .arg("30")
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
+        let child = Command::new("sleep").arg("30").stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
         let start = Instant::now();
         let output = wait_with_timeout(child, Duration::from_millis(200)).unwrap();
         assert!(output.status.is_none());
@@ -418,9 +374,6 @@ mod tests {
             env: &env,
         })
         .unwrap_err();
-        assert_eq!(
-            err.to_string(),
-            "Python interpreter not found: /nonexistent/python3 (pass --python PATH)"
-        );
+        assert_eq!(err.to_string(), "Python interpreter not found: /nonexistent/python3 (pass --python PATH)");
     }
 }

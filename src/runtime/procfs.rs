@@ -33,10 +33,7 @@ impl CgroupLine {
 
 /// Parses `/proc/<pid>/cgroup`, skipping malformed lines.
 pub fn parse_proc_cgroup(bytes: &[u8]) -> Vec<CgroupLine> {
-    bytes
-        .split(|&b| b == b'\n')
-        .filter_map(parse_cgroup_line)
-        .collect()
+    bytes.split(|&b| b == b'\n').filter_map(parse_cgroup_line).collect()
 }
 
 fn parse_cgroup_line(line: &[u8]) -> Option<CgroupLine> {
@@ -49,11 +46,7 @@ fn parse_cgroup_line(line: &[u8]) -> Option<CgroupLine> {
     }
     Some(CgroupLine {
         hierarchy,
-        controllers: controllers
-            .split(',')
-            .filter(|c| !c.is_empty())
-            .map(str::to_owned)
-            .collect(),
+        controllers: controllers.split(',').filter(|c| !c.is_empty()).map(str::to_owned).collect(),
         path: PathBuf::from(OsString::from_vec(path.to_vec())),
     })
 }
@@ -74,26 +67,17 @@ pub struct MountEntry {
 
 /// Parses `/proc/<pid>/mountinfo`, skipping malformed lines.
 pub fn parse_mountinfo(bytes: &[u8]) -> Vec<MountEntry> {
-    bytes
-        .split(|&b| b == b'\n')
-        .filter_map(parse_mount_line)
-        .collect()
+    bytes.split(|&b| b == b'\n').filter_map(parse_mount_line).collect()
 }
 
 fn parse_mount_line(line: &[u8]) -> Option<MountEntry> {
-    let fields: Vec<&[u8]> = line
-        .split(|&b| b == b' ')
-        .filter(|f| !f.is_empty())
-        .collect();
+    let fields: Vec<&[u8]> = line.split(|&b| b == b' ').filter(|f| !f.is_empty()).collect();
     // id parent major:minor root mount-point options [optional...] - fstype source super-options
     let separator = fields.iter().skip(6).position(|f| *f == b"-")? + 6;
     let root = fields.get(3)?;
     let mount_point = fields.get(4)?;
     let fs_type = std::str::from_utf8(fields.get(separator + 1)?).ok()?;
-    let super_options = fields
-        .get(separator + 3)
-        .and_then(|f| std::str::from_utf8(f).ok())
-        .unwrap_or("");
+    let super_options = fields.get(separator + 3).and_then(|f| std::str::from_utf8(f).ok()).unwrap_or("");
     Some(MountEntry {
         root: PathBuf::from(OsString::from_vec(unescape(root))),
         mount_point: PathBuf::from(OsString::from_vec(unescape(mount_point))),
@@ -112,9 +96,7 @@ fn unescape(field: &[u8]) -> Vec<u8> {
             .filter(|digits| field[i] == b'\\' && digits.iter().all(|d| (b'0'..=b'7').contains(d)));
         match octal {
             Some(digits) => {
-                let value = digits
-                    .iter()
-                    .fold(0u32, |acc, d| acc * 8 + u32::from(d - b'0'));
+                let value = digits.iter().fold(0u32, |acc, d| acc * 8 + u32::from(d - b'0'));
                 // Three octal digits can exceed a byte (\777); keep such text as it is.
                 match u8::try_from(value) {
                     Ok(byte) => {
@@ -143,9 +125,7 @@ mod tests {
 
     #[test]
     fn parses_v1_hybrid_and_v2_cgroup_lines() {
-        let lines = parse_proc_cgroup(
-            b"12:cpu,cpuacct:/kubepods/pod1/ctr\n1:name=systemd:/init.scope\n0::/\n",
-        );
+        let lines = parse_proc_cgroup(b"12:cpu,cpuacct:/kubepods/pod1/ctr\n1:name=systemd:/init.scope\n0::/\n");
         assert_eq!(lines.len(), 3);
         assert!(lines[0].has_controller("cpu") && lines[0].has_controller("cpuacct"));
         assert!(!lines[0].has_controller("cpuset"));
@@ -158,10 +138,7 @@ mod tests {
     #[test]
     fn keeps_colons_and_non_utf8_bytes_in_cgroup_paths() {
         let lines = parse_proc_cgroup(b"0::/a:b/\xff\xfe\n");
-        assert_eq!(
-            lines[0].path.as_os_str().as_encoded_bytes(),
-            b"/a:b/\xff\xfe"
-        );
+        assert_eq!(lines[0].path.as_os_str().as_encoded_bytes(), b"/a:b/\xff\xfe");
     }
 
     #[test]
@@ -195,8 +172,7 @@ mod tests {
 
     #[test]
     fn skips_malformed_mountinfo_lines() {
-        let text =
-            b"too few fields\n1 0 0:1 / /x rw no-separator cgroup2\n1 0 0:1 / /y rw -\n\xff\n\
+        let text = b"too few fields\n1 0 0:1 / /x rw no-separator cgroup2\n1 0 0:1 / /y rw -\n\xff\n\
                      1 0 0:1 / /z rw - cgroup2\n";
         let mounts = parse_mountinfo(text);
         assert_eq!(mounts.len(), 1);

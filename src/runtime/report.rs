@@ -48,19 +48,12 @@ pub fn to_json(report: &Report) -> String {
             nodes: spread
                 .nodes
                 .iter()
-                .map(|n| JsonNode {
-                    node: n.node,
-                    cpus: n.cpus.len(),
-                    cpu_list: format_cpu_list(&n.cpus),
-                })
+                .map(|n| JsonNode { node: n.node, cpus: n.cpus.len(), cpu_list: format_cpu_list(&n.cpus) })
                 .collect(),
             even: spread.is_even(),
         }),
         caps: JsonCaps(report),
-        pools: report
-            .probe
-            .as_ref()
-            .map(|p| p.pools.iter().map(|pool| &pool.info).collect()),
+        pools: report.probe.as_ref().map(|p| p.pools.iter().map(|pool| &pool.info).collect()),
         joblib_cpu_count: report.probe.as_ref().and_then(|p| p.joblib_cpu_count),
         python: report.probe.as_ref().map(|p| JsonPython {
             executable: &p.executable,
@@ -86,8 +79,7 @@ pub fn to_json(report: &Report) -> String {
     };
     // Serialising these types cannot fail: every key is a string, and serde_json writes a
     // non-finite float as null.
-    serde_json::to_string(&json)
-        .unwrap_or_else(|e| serde_json::json!({ "error": e.to_string() }).to_string())
+    serde_json::to_string(&json).unwrap_or_else(|e| serde_json::json!({ "error": e.to_string() }).to_string())
 }
 
 #[derive(Serialize)]
@@ -165,18 +157,10 @@ impl Serialize for JsonCaps<'_> {
                 CapValue::Threads { note, .. } => note.as_deref(),
                 _ => None,
             };
-            let entry = Cap {
-                value: cap.value.raw(),
-                threads: cap.value.threads(),
-                required: cap.required,
-                note,
-            };
+            let entry = Cap { value: cap.value.raw(), threads: cap.value.threads(), required: cap.required, note };
             map.serialize_entry(cap.name, &entry)?;
         }
-        let policy = WaitPolicy {
-            value: caps.wait_policy.as_deref(),
-            passive: caps.wait_policy_is_passive(),
-        };
+        let policy = WaitPolicy { value: caps.wait_policy.as_deref(), passive: caps.wait_policy_is_passive() };
         map.serialize_entry(WAIT_POLICY, &policy)?;
         map.end()
     }
@@ -219,53 +203,27 @@ pub fn to_text(report: &Report) -> String {
     let (quota, quota_from) = match (&system.quota, &system.cgroup) {
         (Some(q), Some(cg)) => (
             format_cpus(q.cpus()),
-            format!(
-                "{}/{} us, cgroup v{} {}",
-                q.quota_us,
-                q.period_us,
-                cg.version.number(),
-                q.dir.display()
-            ),
+            format!("{}/{} us, cgroup v{} {}", q.quota_us, q.period_us, cg.version.number(), q.dir.display()),
         ),
-        (None, Some(cg)) => (
-            "none".to_owned(),
-            format!(
-                "no quota up to cgroup v{} {}",
-                cg.version.number(),
-                cg.mount_point.display()
-            ),
-        ),
+        (None, Some(cg)) => {
+            ("none".to_owned(), format!("no quota up to cgroup v{} {}", cg.version.number(), cg.mount_point.display()))
+        }
         _ => (unknown(), "no cpu cgroup found".to_owned()),
     };
     row(&mut out, "cgroup_quota", &quota, &quota_from);
     match &system.cpuset {
-        Some(cpus) => row(
-            &mut out,
-            "cpuset",
-            &cpus.len().to_string(),
-            &format_cpu_list(cpus),
-        ),
+        Some(cpus) => row(&mut out, "cpuset", &cpus.len().to_string(), &format_cpu_list(cpus)),
         None => row(&mut out, "cpuset", &unknown(), ""),
     }
     match report.effective {
-        Some(e) => row(
-            &mut out,
-            "effective",
-            &e.threads.to_string(),
-            &format!("from {}", e.source.as_str()),
-        ),
+        Some(e) => row(&mut out, "effective", &e.threads.to_string(), &format!("from {}", e.source.as_str())),
         None => row(&mut out, "effective", &unknown(), ""),
     }
 
     if let Some(spread) = &system.numa {
         out.push_str("numa\n");
         for node in &spread.nodes {
-            row(
-                &mut out,
-                &format!("node {}", node.node),
-                &node.cpus.len().to_string(),
-                &format_cpu_list(&node.cpus),
-            );
+            row(&mut out, &format!("node {}", node.node), &node.cpus.len().to_string(), &format_cpu_list(&node.cpus));
         }
     }
 
@@ -278,25 +236,14 @@ pub fn to_text(report: &Report) -> String {
             CapValue::Invalid { raw } => format!("{raw:?} (invalid)"),
         };
         let remark = match &cap.value {
-            CapValue::Threads {
-                note: Some(note), ..
-            } => note.as_str(),
+            CapValue::Threads { note: Some(note), .. } => note.as_str(),
             _ if cap.required => "required",
             _ => "",
         };
         row(&mut out, cap.name, &value, remark);
     }
-    let policy = report
-        .caps
-        .wait_policy
-        .clone()
-        .unwrap_or_else(|| "unset".to_owned());
-    row(
-        &mut out,
-        "OMP_WAIT_POLICY",
-        &policy,
-        &format!("required: {PASSIVE}"),
-    );
+    let policy = report.caps.wait_policy.clone().unwrap_or_else(|| "unset".to_owned());
+    row(&mut out, "OMP_WAIT_POLICY", &policy, &format!("required: {PASSIVE}"));
 
     if let Some(probe) = &report.probe {
         let _ = writeln!(
@@ -313,30 +260,17 @@ pub fn to_text(report: &Report) -> String {
             let name = format!("{} {}", pool.user_api(), pool.internal_api());
             let threads = pool.num_threads().map_or_else(unknown, |n| n.to_string());
             let version = pool.version().map(|v| format!(" {v}")).unwrap_or_default();
-            row(
-                &mut out,
-                &name,
-                &threads,
-                &format!("{}{version}", pool.prefix()),
-            );
+            row(&mut out, &name, &threads, &format!("{}{version}", pool.prefix()));
         }
-        let joblib = probe
-            .joblib_cpu_count
-            .map_or_else(|| "not installed".to_owned(), |n| n.to_string());
+        let joblib = probe.joblib_cpu_count.map_or_else(|| "not installed".to_owned(), |n| n.to_string());
         row(&mut out, "joblib.cpu_count()", &joblib, "");
         for (module, error) in &probe.stack_errors {
-            let _ = writeln!(
-                out,
-                "note: {module} is installed but failed to import: {error}"
-            );
+            let _ = writeln!(out, "note: {module} is installed but failed to import: {error}");
         }
     }
 
     if let Some(m) = &report.measured {
-        let share = m
-            .throttling
-            .share
-            .map_or_else(|| "n/a".to_owned(), |s| format!("{:.0}%", s * 100.0));
+        let share = m.throttling.share.map_or_else(|| "n/a".to_owned(), |s| format!("{:.0}%", s * 100.0));
         let _ = writeln!(
             out,
             "throttling: {} of {} CFS periods throttled ({share}) during {:.1} s of BLAS work ({})",

@@ -22,11 +22,7 @@ pub struct Roots {
 impl Roots {
     /// The real roots: `/proc`, `/`, `/sys`.
     pub fn live() -> Self {
-        Self {
-            proc_root: PathBuf::from("/proc"),
-            cgroup_root: PathBuf::from("/"),
-            sys_root: PathBuf::from("/sys"),
-        }
+        Self { proc_root: PathBuf::from("/proc"), cgroup_root: PathBuf::from("/"), sys_root: PathBuf::from("/sys") }
     }
 
     /// Whether `proc_root` is the live `/proc`, so the cpuset can come from `sched_getaffinity`.
@@ -70,28 +66,16 @@ pub fn observe(roots: &Roots) -> Result<SystemView, SystemError> {
         None => None,
     };
     let cpuset = read_cpuset(roots, &mut notes)?;
-    let numa = cpuset
-        .as_deref()
-        .and_then(|cpus| cpuset::numa_spread(&roots.sys_root, cpus));
+    let numa = cpuset.as_deref().and_then(|cpus| cpuset::numa_spread(&roots.sys_root, cpus));
     if let Some(spread) = numa.as_ref().filter(|s| !s.is_even()) {
-        let counts: Vec<String> = spread
-            .nodes
-            .iter()
-            .map(|n| format!("node {}: {}", n.node, n.cpus.len()))
-            .collect();
+        let counts: Vec<String> = spread.nodes.iter().map(|n| format!("node {}: {}", n.node, n.cpus.len())).collect();
         notes.push(format!(
             "the cpuset spreads unevenly over NUMA nodes ({}): barrier-synchronised code runs \
              at the speed of the node with the fewest CPUs",
             counts.join(", ")
         ));
     }
-    Ok(SystemView {
-        cgroup,
-        quota,
-        cpuset,
-        numa,
-        notes,
-    })
+    Ok(SystemView { cgroup, quota, cpuset, numa, notes })
 }
 
 fn locate_cgroup(roots: &Roots, notes: &mut Vec<String>) -> Option<CpuCgroup> {
@@ -100,10 +84,7 @@ fn locate_cgroup(roots: &Roots, notes: &mut Vec<String>) -> Option<CpuCgroup> {
         std::fs::read(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))
     };
     let (lines, mounts) = match (read("cgroup"), read("mountinfo")) {
-        (Ok(lines), Ok(mounts)) => (
-            procfs::parse_proc_cgroup(&lines),
-            procfs::parse_mountinfo(&mounts),
-        ),
+        (Ok(lines), Ok(mounts)) => (procfs::parse_proc_cgroup(&lines), procfs::parse_mountinfo(&mounts)),
         (Err(e), _) | (_, Err(e)) => {
             notes.push(format!("no CFS quota read: {e}"));
             return None;
@@ -136,10 +117,7 @@ fn read_cpuset(roots: &Roots, notes: &mut Vec<String>) -> Result<Option<Vec<u32>
         Some(Ok(cpus)) => Ok(Some(cpus)),
         Some(Err(e)) => Err(SystemError::Cpuset(format!("{}: {e}", path.display()))),
         None => {
-            notes.push(format!(
-                "no cpuset read: no Cpus_allowed_list in {}",
-                path.display()
-            ));
+            notes.push(format!("no cpuset read: no Cpus_allowed_list in {}", path.display()));
             Ok(None)
         }
     }

@@ -61,11 +61,7 @@ pub struct Verdict {
 impl Verdict {
     /// A verdict with no extra fields.
     pub fn new(reason: Reason, detail: impl Into<String>) -> Self {
-        Self {
-            reason,
-            fields: Vec::new(),
-            detail: detail.into(),
-        }
+        Self { reason, fields: Vec::new(), detail: detail.into() }
     }
 
     /// Adds a `key=value` field.
@@ -76,10 +72,7 @@ impl Verdict {
 
     /// The logfmt event line: `event=... severity=error reason=... key=value ... detail="..."`.
     pub fn to_logfmt(&self) -> String {
-        let mut line = format!(
-            "event={EVENT} severity={SEVERITY} reason={}",
-            self.reason.as_str()
-        );
+        let mut line = format!("event={EVENT} severity={SEVERITY} reason={}", self.reason.as_str());
         for (key, value) in &self.fields {
             let _ = write!(line, " {key}={}", logfmt_value(value));
         }
@@ -89,12 +82,7 @@ impl Verdict {
 
     /// The JSON form: `{event, severity, reason, detail}`.
     pub fn to_json(&self) -> JsonVerdict<'_> {
-        JsonVerdict {
-            event: EVENT,
-            severity: SEVERITY,
-            reason: self.reason.as_str(),
-            detail: &self.detail,
-        }
+        JsonVerdict { event: EVENT, severity: SEVERITY, reason: self.reason.as_str(), detail: &self.detail }
     }
 }
 
@@ -114,9 +102,7 @@ pub struct JsonVerdict<'a> {
 /// Quotes a logfmt value when it is empty or holds spaces, quotes, `=` or control characters.
 pub fn logfmt_value(value: &str) -> String {
     let plain = !value.is_empty()
-        && value
-            .chars()
-            .all(|c| !c.is_whitespace() && !c.is_control() && c != '"' && c != '=' && c != '\\');
+        && value.chars().all(|c| !c.is_whitespace() && !c.is_control() && c != '"' && c != '=' && c != '\\');
     if plain {
         return value.to_owned();
     }

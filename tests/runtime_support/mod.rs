@@ -39,16 +39,11 @@ pub fn root_args(name: &str) -> Vec<String> {
 
 /// The caps ADR-0096 requires, all set to `n`, and the passive wait policy.
 pub fn safe_caps(n: u32) -> Vec<(&'static str, String)> {
-    let mut vars: Vec<(&'static str, String)> = [
-        "OMP_NUM_THREADS",
-        "OPENBLAS_NUM_THREADS",
-        "MKL_NUM_THREADS",
-        "NUMEXPR_NUM_THREADS",
-        "LOKY_MAX_CPU_COUNT",
-    ]
-    .into_iter()
-    .map(|name| (name, n.to_string()))
-    .collect();
+    let mut vars: Vec<(&'static str, String)> =
+        ["OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS", "LOKY_MAX_CPU_COUNT"]
+            .into_iter()
+            .map(|name| (name, n.to_string()))
+            .collect();
     vars.push(("OMP_WAIT_POLICY", "passive".to_owned()));
     vars
 }
@@ -109,10 +104,7 @@ pub fn test_python() -> Result<PathBuf, String> {
         return if path.exists() {
             Ok(path)
         } else {
-            Err(format!(
-                "CAPSLINT_TEST_PYTHON={} does not exist",
-                path.display()
-            ))
+            Err(format!("CAPSLINT_TEST_PYTHON={} does not exist", path.display()))
         };
     }
     let venv = root().join(".venv-test/bin/python");
@@ -138,12 +130,7 @@ pub fn json(output: &Output) -> Value {
 pub fn reasons(report: &Value) -> Vec<String> {
     report["verdicts"]
         .as_array()
-        .map(|verdicts| {
-            verdicts
-                .iter()
-                .map(|v| v["reason"].as_str().unwrap_or("?").to_owned())
-                .collect()
-        })
+        .map(|verdicts| verdicts.iter().map(|v| v["reason"].as_str().unwrap_or("?").to_owned()).collect())
         .unwrap_or_default()
 }
 
@@ -178,11 +165,7 @@ impl TestCgroup {
         if !hierarchy.join("cpu.cfs_quota_us").exists() {
             return Err(format!("{CPU_HIERARCHY} is not a cgroup v1 cpu hierarchy"));
         }
-        let name = format!(
-            "capslint-test-{}-{}",
-            std::process::id(),
-            NEXT_CGROUP.fetch_add(1, Ordering::Relaxed)
-        );
+        let name = format!("capslint-test-{}-{}", std::process::id(), NEXT_CGROUP.fetch_add(1, Ordering::Relaxed));
         let dir = hierarchy.join(name);
         fs::create_dir(&dir).map_err(|e| format!("{CPU_HIERARCHY} is not writable ({e})"))?;
         let cgroup = Self { dir };
@@ -207,23 +190,14 @@ impl TestCgroup {
     /// A command that joins this cgroup, then becomes `program args...`, with only `vars` set.
     pub fn command(&self, program: &str, args: &[&str], vars: &[(&str, String)]) -> Command {
         let mut command = clean_command("sh", vars);
-        command
-            .arg("-c")
-            .arg(r#"echo $$ > "$0/cgroup.procs" && exec "$@""#)
-            .arg(&self.dir)
-            .arg(program)
-            .args(args);
+        command.arg("-c").arg(r#"echo $$ > "$0/cgroup.procs" && exec "$@""#).arg(&self.dir).arg(program).args(args);
         command
     }
 }
 
 impl Drop for TestCgroup {
     fn drop(&mut self) {
-        let parent = self
-            .dir
-            .parent()
-            .unwrap_or(Path::new(CPU_HIERARCHY))
-            .join("cgroup.procs");
+        let parent = self.dir.parent().unwrap_or(Path::new(CPU_HIERARCHY)).join("cgroup.procs");
         for _ in 0..100 {
             if let Ok(procs) = fs::read_to_string(self.dir.join("cgroup.procs")) {
                 for pid in procs.split_whitespace() {
