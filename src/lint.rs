@@ -17,8 +17,9 @@ use crate::settings::Settings;
 use crate::source::SourceFile;
 use crate::suppress;
 
-/// Files larger than this are reported instead of read.
-pub const MAX_FILE_BYTES: u64 = 256 * 1024 * 1024;
+/// Files larger than this are reported (CAP001) instead of parsed: a syntax tree takes tens of bytes per
+/// byte of source, so this bounds the memory one hostile file can take.
+pub const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
 
 /// One input to check.
 #[derive(Debug, Clone)]
@@ -107,15 +108,24 @@ pub fn check_input(input: Input) -> FileResult {
     }
 }
 
-fn read(path: &Path) -> Result<Vec<u8>, String> {
-    let metadata = std::fs::metadata(path).map_err(|error| format!("{}: {error}", path.display()))?;
+/// Why a file could not be read.
+enum ReadError {
+    /// Too large to parse within bounded memory: reported as a finding.
+    TooLarge(u64),
+    /// Missing, not a regular file, or unreadable: an I/O error of the run.
+    Io(String),
+}
+
+fn read(path: &Path) -> Result<Vec<u8>, ReadError> {
+    let io = |error: std::io::Error| ReadError::Io(format!("{}: {error}", path.display()));
+    let metadata = std::fs::metadata(path).map_err(io)?;
     if !metadata.is_file() {
-        return Err(format!("{}: not a regular file", path.display()));
+        return Err(ReadError::Io(format!("{}: not a regular file", path.display())));
     }
     if metadata.len() > MAX_FILE_BYTES {
-        return Err(format!("{}: larger than {} MiB, not checked", path.display(), MAX_FILE_BYTES >> 20));
+        return Err(ReadError::TooLarge(metadata.len()));
     }
-    std::fs::read(path).map_err(|error| format!("{}: {error}", path.display()))
+    std::fs::read(path).map_err(io)
 }
 
 fn check_input_inner(input: Input) -> FileResult {
@@ -126,7 +136,22 @@ fn check_input_inner(input: Input) -> FileResult {
         Some(text) => text.into_bytes(),
         None => match read(&input.path) {
             Ok(bytes) => bytes,
-            Err(error) => return FileResult { diagnostics: Vec::new(), errors: vec![error] },
+            Err(ReadError::Io(error)) => return FileResult { diagnostics: Vec::new(), errors: vec![error] },
+            Err(ReadError::TooLarge(size)) => {
+                if !rules.contains(Rule::SyntaxError) {
+                    return FileResult::default();
+                }
+                let file = Arc::new(SourceFile::new(input.path, input.display_name, String::new()));
+                let finding = Finding::new(
+                    Rule::SyntaxError,
+                    TextRange::empty(TextSize::from(0)),
+                    format!("file is {} MiB, above the {} MiB capslint analyses", size >> 20, MAX_FILE_BYTES >> 20),
+                )
+                .label("not analysed")
+                .help("generated or data files this large should be excluded (`extend-exclude`)");
+                let severity = settings.severity(Rule::SyntaxError);
+                return FileResult { diagnostics: vec![Diagnostic { finding, severity, file }], errors: Vec::new() };
+            }
         },
     };
     let text = match String::from_utf8(bytes) {

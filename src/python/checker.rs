@@ -3,8 +3,10 @@
 
 use ruff_python_ast::visitor::{self, Visitor};
 use ruff_python_ast::{self as ast, Expr, Stmt};
+use ruff_source_file::LineIndex;
 use ruff_text_size::{Ranged, TextRange, TextSize};
 use rustc_hash::FxHashSet;
+use std::cell::OnceCell;
 
 use super::env::EnvWrite;
 use super::knowledge::{self, JoblibCall};
@@ -56,6 +58,7 @@ pub struct Checker<'m, 'a> {
     pub functions: Vec<(&'a str, ScopeId)>,
     findings: Vec<Finding>,
     reported: FxHashSet<(Rule, TextRange)>,
+    lines: OnceCell<LineIndex>,
 }
 
 impl<'m, 'a> Checker<'m, 'a> {
@@ -71,6 +74,7 @@ impl<'m, 'a> Checker<'m, 'a> {
             functions: Vec::new(),
             findings: Vec::new(),
             reported: FxHashSet::default(),
+            lines: OnceCell::new(),
         }
     }
 
@@ -117,11 +121,12 @@ impl<'m, 'a> Checker<'m, 'a> {
         } else {
             (finding.range.end(), related.start())
         };
-        let lines_apart = self.source[TextRange::new(first, last)].bytes().filter(|byte| *byte == b'\n').count();
+        let lines = self.lines.get_or_init(|| LineIndex::from_source_text(self.source));
+        let lines_apart = lines.line_index(last).get() - lines.line_index(first).get();
         if lines_apart <= MAX_LABEL_DISTANCE {
             finding.secondary(related, text)
         } else {
-            let line = self.source[..usize::from(related.start())].bytes().filter(|byte| *byte == b'\n').count() + 1;
+            let line = lines.line_index(related.start()).get();
             let name = self.text(related);
             let name = if name.len() > 30 || name.contains('\n') { String::new() } else { format!("`{name}` ") };
             finding.label = format!("{} ({name}line {line}: {text})", finding.label);

@@ -10,6 +10,9 @@ use super::semantic::{Binding, BindingKind, DictMutation, ScopeId, SemanticModel
 /// Bounds recursion through names, so cyclic or very deep definitions cannot hang or overflow.
 const MAX_DEPTH: u32 = 24;
 
+/// How many alternative definitions of one name are followed before the value counts as unknown.
+const MAX_ALTERNATIVES: usize = 16;
+
 /// A position in the program: the scope an expression is evaluated in and where.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct At {
@@ -185,7 +188,7 @@ impl<'m, 'a> Resolver<'m, 'a> {
             else {
                 break;
             };
-            let [binding] = bindings.as_slice() else { break };
+            let [binding] = bindings else { break };
             let BindingKind::Assign(value) = binding.kind else { break };
             current = (value, At { scope, offset: binding.range.start() });
         }
@@ -211,7 +214,10 @@ impl<'m, 'a> Resolver<'m, 'a> {
                 let id = name.id.as_str();
                 match self.model.reaching_bindings(id, at.scope, at.offset) {
                     Some((scope, bindings)) => {
-                        let mut names = bindings.iter().map(|binding| self.binding_qualified(binding, scope, depth));
+                        let mut names = bindings
+                            .iter()
+                            .take(MAX_ALTERNATIVES)
+                            .map(|binding| self.binding_qualified(binding, scope, depth));
                         let first = names.next()??;
                         names.all(|other| other.as_deref() == Some(first.as_str())).then_some(first)
                     }
@@ -333,8 +339,11 @@ impl<'m, 'a> Resolver<'m, 'a> {
         let Some((scope, bindings)) = self.model.reaching_bindings(name.id.as_str(), at.scope, at.offset) else {
             return Resolved::of(Value::Unknown(Unknown::Other));
         };
+        if bindings.len() > MAX_ALTERNATIVES {
+            return Resolved::of(Value::Unknown(Unknown::Other));
+        }
         let mut resolved: Option<Resolved<'a>> = None;
-        for binding in &bindings {
+        for binding in bindings {
             let value = self.eval_binding(name.id.as_str(), binding, scope, at, depth).through(binding.range);
             match &resolved {
                 None => resolved = Some(value),

@@ -138,7 +138,14 @@ impl<'a> SemanticModel<'a> {
             type_checking: 0,
         };
         builder.visit_body(body);
-        builder.model
+        let mut model = builder.model;
+        // Lookups binary-search bindings by position.
+        for scope in &mut model.scopes {
+            for bindings in scope.bindings.values_mut() {
+                bindings.sort_by_key(|binding| binding.range.start());
+            }
+        }
+        model
     }
 
     /// The scope opened by the `def`, `class`, lambda or comprehension node starting at `start`.
@@ -181,30 +188,26 @@ impl<'a> SemanticModel<'a> {
     /// In the use's own scope, only bindings before the use count; in an enclosing scope (a function
     /// reading a module constant), every binding counts, since the function runs later. Of those, the
     /// reaching set is the last unconditional binding and every conditional one after it.
-    pub fn reaching_bindings(&self, name: &str, scope: ScopeId, at: TextSize) -> Option<(ScopeId, Vec<Binding<'a>>)> {
+    pub fn reaching_bindings(&self, name: &str, scope: ScopeId, at: TextSize) -> Option<(ScopeId, &[Binding<'a>])> {
         let mut current = Some(scope);
         let mut is_use_scope = true;
         while let Some(id) = current {
             let data = &self.scopes[id.0 as usize];
             let skip_class = !is_use_scope && data.kind == ScopeKind::Class;
             if !skip_class && let Some(bindings) = data.bindings.get(name) {
-                let visible: Vec<Binding<'a>> = if is_use_scope {
-                    bindings.iter().filter(|binding| binding.range.start() < at).copied().collect()
+                let visible = if is_use_scope {
+                    &bindings[..bindings.partition_point(|binding| binding.range.start() < at)]
                 } else {
-                    bindings.clone()
+                    bindings.as_slice()
                 };
-                if is_use_scope && visible.is_empty() && data.kind != ScopeKind::Module {
-                    // Bound later in this function: Python treats it as local, so it is unbound here.
-                    if data.kind == ScopeKind::Function {
+                if visible.is_empty() {
+                    // Bound later in this function: Python treats the name as local, so it is unbound here.
+                    if is_use_scope && data.kind == ScopeKind::Function {
                         return None;
                     }
-                } else if !visible.is_empty() {
-                    let last_unconditional = visible.iter().rposition(|binding| !binding.conditional);
-                    let reaching = match last_unconditional {
-                        Some(index) => visible[index..].to_vec(),
-                        None => visible,
-                    };
-                    return Some((id, reaching));
+                } else {
+                    let start = visible.iter().rposition(|binding| !binding.conditional).unwrap_or(0);
+                    return Some((id, &visible[start..]));
                 }
             }
             current = data.parent;
