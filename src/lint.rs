@@ -58,11 +58,7 @@ pub struct RunResult {
 
 fn python_prefilter() -> &'static AhoCorasick {
     static AUTOMATON: OnceLock<AhoCorasick> = OnceLock::new();
-    AUTOMATON.get_or_init(|| {
-        let mut words: Vec<&str> = python::PREFILTER_WORDS.to_vec();
-        words.extend(["noqa", "NOQA"]);
-        AhoCorasick::new(words).expect("prefilter words are valid patterns")
-    })
+    AUTOMATON.get_or_init(|| AhoCorasick::new(python::PREFILTER_WORDS).expect("prefilter words are valid patterns"))
 }
 
 /// Checks every input in parallel and merges the results in a deterministic order.

@@ -181,7 +181,23 @@ impl<'m, 'a> Checker<'m, 'a> {
         }
     }
 
+    /// Whether a call can matter to a rule: its keywords, or a callee a rule knows by name.
+    fn may_matter(call: &ast::ExprCall) -> bool {
+        let keywords = call.arguments.keywords.iter().any(|keyword| match &keyword.arg {
+            None => true,
+            Some(arg) => knowledge::PARALLELISM_KEYWORDS.contains(&arg.as_str()),
+        });
+        keywords
+            || match call.func.as_ref() {
+                Expr::Attribute(attribute) => knowledge::is_interesting_attribute(attribute.attr.as_str()),
+                _ => true,
+            }
+    }
+
     fn check_call(&mut self, call: &'a ast::ExprCall) {
+        if !Self::may_matter(call) {
+            return;
+        }
         let callee = self.callee(call);
         let callee = callee.as_deref();
         rules::n_jobs_all_cores::call(self, call, callee);

@@ -332,3 +332,77 @@ pub fn what_loads(package: &str) -> &'static str {
         _ => "loads OpenMP and BLAS, which read their variables now",
     }
 }
+
+/// Whether a call through an attribute named `attribute` (`jb.Parallel`, `ctx.Pool`, `os.environ.update`)
+/// can be one that a rule checks by its callee. Calls through other attributes are not resolved at all,
+/// which keeps the walk cheap on large files; calls of bare names are always resolved (they may be
+/// aliases such as `from joblib import Parallel as P`).
+pub fn is_interesting_attribute(attribute: &str) -> bool {
+    matches!(
+        attribute,
+        "Parallel"
+            | "parallel_config"
+            | "parallel_backend"
+            | "train"
+            | "cv"
+            | "Pool"
+            | "ProcessPoolExecutor"
+            | "ThreadPoolExecutor"
+            | "ThreadPool"
+            | "get_reusable_executor"
+            | "set_num_threads"
+            | "set_num_interop_threads"
+            | "omp_set_num_threads"
+            | "setNumThreads"
+            | "set_intra_op_parallelism_threads"
+            | "set_inter_op_parallelism_threads"
+            | "threadpool_limits"
+            | "limit"
+            | "setdefault"
+            | "update"
+            | "putenv"
+            | "__setitem__"
+            | "kubernetes"
+    ) || attribute.ends_with("PodOperator")
+        || booster_entry(&format!("lightgbm.{attribute}")).is_some()
+        || booster_entry(&format!("xgboost.{attribute}")).is_some()
+        || booster_entry(&format!("catboost.{attribute}")).is_some()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every callee a rule matches must pass the attribute filter, or the rule would never see it.
+    #[test]
+    fn every_checked_callee_passes_the_attribute_filter() {
+        let mut callees: Vec<&str> = vec![
+            "joblib.Parallel",
+            "joblib.parallel_config",
+            "joblib.parallel_backend",
+            "lightgbm.LGBMClassifier",
+            "lightgbm.train",
+            "xgboost.XGBRFRegressor",
+            "xgboost.cv",
+            "catboost.CatBoostRanker",
+            "os.environ.setdefault",
+            "os.environ.update",
+            "os.putenv",
+            "airflow.KubernetesPodOperator.GKEStartPodOperator",
+        ];
+        callees.extend(POSITIONAL_PARALLELISM.iter().map(|(name, _)| *name));
+        callees.extend(PROCESS_POOLS.iter().map(|(name, ..)| *name));
+        for callee in callees {
+            let attribute = callee.rsplit('.').next().unwrap();
+            assert!(is_interesting_attribute(attribute), "`{callee}` would never be resolved");
+        }
+        for (_, canonical_name) in CANONICAL_PREFIXES {
+            if let Some(attribute) = canonical_name.rsplit('.').next().filter(|name| !name.is_empty()) {
+                assert!(
+                    is_interesting_attribute(attribute) || canonical_name.ends_with('.'),
+                    "`{canonical_name}` would never be resolved"
+                );
+            }
+        }
+    }
+}

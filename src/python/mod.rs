@@ -33,23 +33,35 @@ pub struct PythonOutcome {
 
 /// The words without which no CAP1xx rule can fire: a file containing none of them is never parsed.
 pub const PREFILTER_WORDS: &[&str] = &[
+    // Thread-count keywords and dict keys (CAP101, CAP102, CAP105).
     "n_jobs",
     "thread_count",
     "num_thread",
     "nthread",
+    // joblib and its re-exports (CAP101, CAP103).
     "joblib",
-    "arallel",
+    "parallel_backend",
+    "parallel_config",
+    "utils.parallel",
+    // Boosters (CAP102).
     "lightgbm",
     "xgboost",
     "catboost",
+    // Process pools (CAP104) and CPU counts (CAP105).
     "Pool",
     "get_reusable_executor",
     "cpu_count",
     "sched_getaffinity",
+    // Environment writes (CAP105, CAP106).
     "environ",
     "putenv",
+    // Airflow pod operators and `@task.kubernetes` (CAP107, CAP108).
     "PodOperator",
-    "kubernetes",
+    "kubernetes(",
+    // `# noqa: CAPxxx` (CAP002).
+    "CAP0",
+    "CAP1",
+    "CAP2",
 ];
 
 /// Parses `text` and runs the enabled Python rules.

@@ -59,7 +59,6 @@ pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall, callee: 
         return;
     }
     let booster = Checker::booster_of(callee);
-    let display = checker.callee_display(call);
     for keyword in &call.arguments.keywords {
         let Some(arg) = &keyword.arg else { continue };
         if !is_thread_count_keyword(arg.as_str()) {
@@ -69,6 +68,7 @@ pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall, callee: 
         if let Some(value) = resolved.value.as_int().filter(|value| all_cores(*value, booster))
             && matches!(resolved.value, Value::Int(_))
         {
+            let display = checker.callee_display(call);
             report(
                 checker,
                 keyword.range(),
@@ -83,6 +83,7 @@ pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall, callee: 
         && call_argument(call, "n_jobs", Some(1)).is_none()
         && kwargs_splats(call).next().is_none()
     {
+        let display = checker.callee_display(call);
         checker.report(
             Finding::new(
                 Rule::NJobsAllCores,
@@ -109,6 +110,7 @@ pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall, callee: 
                 if let Value::Int(value) = resolved.value
                     && all_cores(value, booster)
                 {
+                    let display = checker.callee_display(call);
                     let subject =
                         format!("`\"{}\": {}` passed to `{display}`", entry.key, checker.text(entry.value.range()));
                     report(checker, entry.range, subject, value, booster, &resolved);

@@ -18,9 +18,16 @@ use crate::registry::Rule;
 const HELP: &str = "derive the count from the pod's CPU limit (the Downward API variable or a thread cap such as \
 `int(os.environ[\"OMP_NUM_THREADS\"])`): `os.cpu_count()` ignores the cgroup quota";
 
-fn check_value<'a>(checker: &mut Checker<'_, 'a>, range: TextRange, value: &'a Expr, target: &str) {
+/// Reports `value` when it is a node CPU count; `target` names what receives it (built only then).
+fn check_value<'a>(
+    checker: &mut Checker<'_, 'a>,
+    range: TextRange,
+    value: &'a Expr,
+    target: impl FnOnce(&Checker<'_, 'a>) -> String,
+) {
     let resolved = checker.eval(value);
     let Value::NodeCpus { call: counter, origin } = resolved.value else { return };
+    let target = target(checker);
     let mut finding = Finding::new(Rule::NodeCpuCount, range, {
         let (counter, what) = describe_counter(counter);
         format!("{target} is sized from `{counter}`, which counts {what}")
@@ -44,14 +51,15 @@ pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall, callee: 
     if !checker.enabled(Rule::NodeCpuCount) {
         return;
     }
-    let display = checker.callee_display(call);
     for keyword in &call.arguments.keywords {
         let Some(arg) = &keyword.arg else { continue };
         let arg = arg.as_str();
         if !PARALLELISM_KEYWORDS.contains(&arg) || covered_elsewhere(checker, callee, arg) {
             continue;
         }
-        check_value(checker, keyword.range(), &keyword.value, &format!("`{display}({arg}=...)`"));
+        check_value(checker, keyword.range(), &keyword.value, |checker| {
+            format!("`{}({arg}=...)`", checker.callee_display(call))
+        });
     }
     let Some(callee) = callee else { return };
     for &(name, index) in POSITIONAL_PARALLELISM {
@@ -66,7 +74,7 @@ pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall, callee: 
         if is_joblib_or_pool && covered_elsewhere(checker, Some(callee), keyword) {
             continue;
         }
-        check_value(checker, argument.range(), argument, &format!("`{display}(...)`"));
+        check_value(checker, argument.range(), argument, |checker| format!("`{}(...)`", checker.callee_display(call)));
     }
 }
 
@@ -80,7 +88,7 @@ pub fn dict_literal<'a>(checker: &mut Checker<'_, 'a>, dict: &'a ast::ExprDict) 
         let key_text = key.value.to_str();
         if is_thread_count_keyword(key_text) || matches!(key_text, "max_workers" | "processes" | "num_workers") {
             let range = TextRange::new(key.start(), item.value.end());
-            check_value(checker, range, &item.value, &format!("`\"{key_text}\"`"));
+            check_value(checker, range, &item.value, |_| format!("`\"{key_text}\"`"));
         }
     }
 }
@@ -94,7 +102,7 @@ pub fn env_write<'a>(checker: &mut Checker<'_, 'a>, write: &EnvWrite<'a>) {
         if let Some(value) = value
             && checker.resolver.is_cap_variable(variable)
         {
-            check_value(checker, write.range, value, &format!("the thread cap `{variable}`"));
+            check_value(checker, write.range, value, |_| format!("the thread cap `{variable}`"));
         }
     }
 }
