@@ -120,6 +120,18 @@ pub fn apply_noqa(findings: Vec<Finding>, comments: &[TextRange], file: &SourceF
     kept
 }
 
+/// CAP002 for a baseline entry that matched no finding: `range` is the entry's fingerprint in the
+/// baseline file, `code` and `path` say what it recorded.
+pub fn stale_baseline_entry(range: TextRange, code: &str, path: &str) -> Finding {
+    Finding::new(
+        Rule::UnusedSuppression,
+        range,
+        format!("baseline entry for `{code}` in `{path}` matches no finding"),
+    )
+    .label("stale entry")
+    .help("the finding was fixed or its line changed: remove the entry, or rewrite the baseline with `--write-baseline`")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
