@@ -1,10 +1,10 @@
-//! The command line: `check`, `rule`, `runtime`, `exec`.
+//! The command line: `check`, `rule`, `config`, `runtime`, `exec`.
 
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-use crate::commands::{check, rule};
+use crate::commands::{check, config, rule};
 use crate::runtime;
 
 /// capslint: stop CPU oversubscription before it reaches a cluster.
@@ -22,6 +22,8 @@ pub enum Command {
     Check(check::CheckArgs),
     /// Print a rule's documentation, or list every rule.
     Rule(rule::RuleArgs),
+    /// Print the configuration that applies to a file or directory, resolved, as TOML.
+    Config(config::ConfigArgs),
     /// Inside a pod: compare the thread caps and the loaded thread pools with the CPU limit.
     Runtime(runtime::RuntimeArgs),
     /// Set every thread cap from the pod's CPU limit, then replace this process with CMD.
@@ -41,6 +43,7 @@ pub fn main() -> ExitCode {
     match &cli.command {
         Command::Check(args) => run_in_pool(|| check::run(args)),
         Command::Rule(args) => rule::run(args),
+        Command::Config(args) => config::run(args),
         Command::Runtime(args) => runtime::run_runtime(args),
         Command::Exec(args) => runtime::run_exec(args),
     }
