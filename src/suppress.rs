@@ -27,7 +27,7 @@ pub fn parse_noqa(comment: &str, start: TextSize) -> Option<Noqa> {
         let rest = &comment[after_hash..];
         let trimmed = rest.trim_start();
         let noqa_at = after_hash + (rest.len() - trimmed.len());
-        if trimmed.len() >= 4 && trimmed[..4].eq_ignore_ascii_case("noqa") {
+        if trimmed.get(..4).is_some_and(|word| word.eq_ignore_ascii_case("noqa")) {
             let mut cursor = noqa_at + 4;
             let range = TextRange::new(start + TextSize::from(hash as u32), start + TextSize::of(comment));
             // `# noqa:CODES`, `# noqa: CODES`; anything else after `noqa` makes it a bare noqa.
@@ -153,6 +153,8 @@ mod tests {
         assert_eq!(codes("# noqa: E501, CAP101 because"), Some(vec!["E501".into(), "CAP101".into()]));
         assert_eq!(codes("# type: ignore  # noqa: CAP103"), Some(vec!["CAP103".into()]));
         assert_eq!(parse_noqa("# not a suppression", TextSize::from(0)), None);
+        assert_eq!(parse_noqa("# é — not one either", TextSize::from(0)), None);
+        assert_eq!(codes("# é — # noqa: CAP101"), Some(vec!["CAP101".into()]));
     }
 
     #[test]
