@@ -12,6 +12,7 @@ use super::ReportContext;
 use super::paths::project_path;
 use crate::diagnostic::Diagnostic;
 use crate::registry::Severity;
+use crate::source::Location;
 
 /// Escapes the data part of a workflow command.
 fn escape_data(text: &str) -> String {
@@ -23,13 +24,24 @@ fn escape_property(text: &str) -> String {
     escape_data(text).replace(':', "%3A").replace(',', "%2C")
 }
 
+/// Where the span ends, for an annotation whose `endLine` is the last line it covers: a span that ends
+/// right after a line break (as YAML node spans do) ends at the end of the line before.
+fn inclusive_end(diagnostic: &Diagnostic) -> Location {
+    let (start, end) = (diagnostic.start(), diagnostic.end());
+    if end.column > 1 || end.row <= start.row {
+        return end;
+    }
+    let previous = diagnostic.file.line_range(end.row - 1);
+    diagnostic.file.location(previous.end())
+}
+
 /// Renders one workflow command per diagnostic. Paths are relative to `$GITHUB_WORKSPACE` when the file
 /// lies below it, which is how the runner maps an annotation to a file of the repository.
 pub fn render(diagnostics: &[Diagnostic], context: &ReportContext) -> String {
     let mut out = String::new();
     for diagnostic in diagnostics {
         let path = project_path(&diagnostic.file, &context.cwd, context.github_workspace.as_deref());
-        let (start, end) = (diagnostic.start(), diagnostic.end());
+        let (start, end) = (diagnostic.start(), inclusive_end(diagnostic));
         let rule = diagnostic.rule();
         let level = match diagnostic.severity {
             Severity::Error => "error",
@@ -53,7 +65,42 @@ pub fn render(diagnostics: &[Diagnostic], context: &ReportContext) -> String {
 
 #[cfg(test)]
 mod tests {
+    use std::path::PathBuf;
+    use std::sync::Arc;
+
+    use ruff_text_size::{TextRange, TextSize};
+
     use super::*;
+    use crate::diagnostic::Finding;
+    use crate::registry::Rule;
+    use crate::report::Style;
+    use crate::source::SourceFile;
+
+    fn render_span(text: &str, start: u32, end: u32) -> String {
+        let file = Arc::new(SourceFile::new("k8s/job.yaml".into(), "k8s/job.yaml".into(), text.to_string()));
+        let range = TextRange::new(TextSize::from(start), TextSize::from(end));
+        let diagnostic = Diagnostic {
+            finding: Finding::new(Rule::NJobsAllCores, range, "100% wrong"),
+            file,
+            severity: Severity::Warning,
+        };
+        render(&[diagnostic], &ReportContext::new(Style::PLAIN, PathBuf::from("/repo")))
+    }
+
+    #[test]
+    fn columns_only_for_spans_on_one_line() {
+        let text = "a: 1\nb:\n  c: 2\n";
+        assert_eq!(
+            render_span(text, 5, 15),
+            "::warning file=k8s/job.yaml,line=2,endLine=3,title=CAP101 n-jobs-all-cores::k8s/job.yaml:2:1: CAP101 \
+             100%25 wrong\n"
+        );
+        assert_eq!(
+            render_span(text, 0, 5),
+            "::warning file=k8s/job.yaml,line=1,col=1,endLine=1,endColumn=5,title=CAP101 n-jobs-all-cores::\
+             k8s/job.yaml:1:1: CAP101 100%25 wrong\n"
+        );
+    }
 
     #[test]
     fn escapes_data_and_properties() {
