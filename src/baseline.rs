@@ -16,8 +16,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::diagnostic::Diagnostic;
 use crate::fingerprint;
+use crate::paths::{absolute, relative_path};
 use crate::registry::{Rule, Severity};
-use crate::report::paths::{absolute, relative_path};
 use crate::selection::RuleSet;
 use crate::source::SourceFile;
 use crate::suppress;

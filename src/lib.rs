@@ -10,6 +10,7 @@ pub mod diagnostic;
 pub mod discover;
 pub mod fingerprint;
 pub mod lint;
+pub mod paths;
 pub mod python;
 pub mod registry;
 pub mod report;

@@ -9,8 +9,8 @@
 use std::fmt::Write;
 
 use super::ReportContext;
-use super::paths::project_path;
 use crate::diagnostic::Diagnostic;
+use crate::paths::project_path;
 use crate::registry::Severity;
 use crate::source::Location;
 

@@ -10,9 +10,9 @@ use std::collections::HashSet;
 use serde::Serialize;
 
 use super::ReportContext;
-use super::paths::project_path;
 use crate::diagnostic::Diagnostic;
 use crate::fingerprint;
+use crate::paths::project_path;
 use crate::registry::Severity;
 use crate::source::Location;
 

@@ -7,7 +7,6 @@ mod gitlab;
 mod json;
 mod json_lines;
 mod junit;
-pub mod paths;
 mod sarif;
 pub mod statistics;
 

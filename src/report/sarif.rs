@@ -11,9 +11,9 @@ use std::path::Path;
 use serde::Serialize;
 
 use super::ReportContext;
-use super::paths::{absolute, relative_to, slashed};
 use crate::diagnostic::Diagnostic;
 use crate::fingerprint;
+use crate::paths::{absolute, relative_to, slashed};
 use crate::registry::{Family, Rule, Severity};
 use crate::source::{Location, SourceFile};
 

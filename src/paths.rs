@@ -1,5 +1,6 @@
-//! Naming a checked file the way a consumer expects it: relative to a project root (the repository for
-//! GitHub, `$CI_PROJECT_DIR` for GitLab, the baseline's directory), with forward slashes.
+//! Paths made comparable: normalised lexically, absolute, and relative to a root (a configuration's
+//! directory, the repository for GitHub, `$CI_PROJECT_DIR` for GitLab, a baseline's directory), with
+//! forward slashes.
 
 use std::path::{Component, Path, PathBuf};
 
