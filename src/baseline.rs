@@ -183,11 +183,6 @@ impl Baseline {
         })
     }
 
-    /// The recorded entries.
-    pub fn entries(&self) -> &[Entry] {
-        &self.entries
-    }
-
     /// Drops the diagnostics the baseline records (each entry matches at most one finding) and adds
     /// CAP002 for every entry of a `checked` file that matched nothing although its rule ran.
     pub fn apply(&self, diagnostics: Vec<Diagnostic>, checked: &[Checked], cwd: &Path) -> Vec<Diagnostic> {

@@ -177,6 +177,45 @@ fn emit(out: &str, output_file: Option<&Path>) -> Result<(), String> {
     }
 }
 
+/// `--write-baseline`: records every finding unless some file could not be checked.
+fn write_baseline(run: &lint::RunResult, path: &Path, cwd: &Path) -> ExitCode {
+    if !run.errors.is_empty() {
+        eprintln!("error: baseline not written: some files could not be checked");
+        return ExitCode::from(2);
+    }
+    match baseline::write(&run.diagnostics, path, cwd) {
+        Ok(count) => {
+            eprintln!("Recorded {count} finding{} in {}.", if count == 1 { "" } else { "s" }, path.display());
+            ExitCode::SUCCESS
+        }
+        Err(error) => {
+            eprint!("{}", render_error(&error));
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// The report in the chosen format (or the statistics), with the summary line of the human formats.
+fn report_text(args: &CheckArgs, diagnostics: &[Diagnostic], files_checked: usize, cwd: PathBuf) -> String {
+    let format = output_format(args);
+    if args.statistics {
+        return match format {
+            OutputFormat::Json | OutputFormat::JsonLines => statistics::render_json(diagnostics),
+            _ => statistics::render_text(diagnostics),
+        };
+    }
+    let to_terminal = args.output_file.is_none() && std::io::stdout().is_terminal();
+    let style = Style {
+        color: to_terminal && std::env::var_os("NO_COLOR").is_none_or(|value| value.is_empty()),
+        ..Style::PLAIN
+    };
+    let mut out = report::render_with(format, diagnostics, &ReportContext::from_env(style, cwd));
+    if matches!(format, OutputFormat::Full | OutputFormat::Concise) {
+        out.push_str(&summary(diagnostics, files_checked));
+    }
+    out
+}
+
 /// Runs `capslint check`.
 pub fn run(args: &CheckArgs) -> ExitCode {
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
@@ -223,44 +262,13 @@ pub fn run(args: &CheckArgs) -> ExitCode {
         eprintln!("error: {error}");
     }
     if let Some(path) = &args.write_baseline {
-        if !run.errors.is_empty() {
-            eprintln!("error: baseline not written: some files could not be checked");
-            return ExitCode::from(2);
-        }
-        return match baseline::write(&run.diagnostics, path, &cwd) {
-            Ok(count) => {
-                eprintln!("Recorded {count} finding{} in {}.", if count == 1 { "" } else { "s" }, path.display());
-                ExitCode::SUCCESS
-            }
-            Err(error) => {
-                eprint!("{}", render_error(&error));
-                ExitCode::from(2)
-            }
-        };
+        return write_baseline(&run, path, &cwd);
     }
     let diagnostics = match &baseline {
         Some(baseline) => baseline.apply(run.diagnostics, &checked, &cwd),
         None => run.diagnostics,
     };
-
-    let format = output_format(args);
-    let to_terminal = args.output_file.is_none() && std::io::stdout().is_terminal();
-    let style = Style {
-        color: to_terminal && std::env::var_os("NO_COLOR").is_none_or(|value| value.is_empty()),
-        ..Style::PLAIN
-    };
-    let out = if args.statistics {
-        match format {
-            OutputFormat::Json | OutputFormat::JsonLines => statistics::render_json(&diagnostics),
-            _ => statistics::render_text(&diagnostics),
-        }
-    } else {
-        let mut out = report::render_with(format, &diagnostics, &ReportContext::from_env(style, cwd));
-        if matches!(format, OutputFormat::Full | OutputFormat::Concise) {
-            out.push_str(&summary(&diagnostics, run.files_checked));
-        }
-        out
-    };
+    let out = report_text(args, &diagnostics, run.files_checked, cwd);
     if let Err(error) = emit(&out, args.output_file.as_deref()) {
         eprintln!("error: {error}");
         return ExitCode::from(2);
