@@ -11,6 +11,7 @@ use crate::runtime;
 #[derive(Debug, Parser)]
 #[command(name = "capslint", version, about, propagate_version = true)]
 pub struct Cli {
+    /// The subcommand to run.
     #[command(subcommand)]
     pub command: Command,
 }
