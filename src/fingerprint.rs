@@ -9,6 +9,8 @@
 
 use std::collections::HashMap;
 
+use ruff_text_size::TextSize;
+
 use crate::diagnostic::Diagnostic;
 
 /// The identity of one finding.
@@ -80,7 +82,9 @@ pub fn content_hash(diagnostic: &Diagnostic, path: &str) -> u64 {
     let file = &diagnostic.file;
     let range = diagnostic.finding.range;
     let first_row = file.row(range.start());
-    let last_row = file.row(range.end());
+    // The row of the span's last byte: a YAML node's span often ends just after a line break, and the
+    // line that follows is not part of the finding.
+    let last_row = if range.is_empty() { first_row } else { file.row(range.end() - TextSize::from(1)) };
     let mut hasher = Hasher::new();
     hasher.field(diagnostic.rule().code());
     hasher.field(&path.replace('\\', "/"));
@@ -112,7 +116,7 @@ pub fn fingerprints(diagnostics: &[Diagnostic], path_of: impl Fn(&Diagnostic) ->
 mod tests {
     use std::sync::Arc;
 
-    use ruff_text_size::{TextRange, TextSize};
+    use ruff_text_size::TextRange;
 
     use super::*;
     use crate::diagnostic::Finding;
@@ -165,6 +169,17 @@ mod tests {
         assert_ne!(content_hash(&cap101, "a.py"), content_hash(&cap105, "a.py"));
         assert_ne!(content_hash(&cap101, "a.py"), content_hash(&cap101, "b.py"));
         assert_eq!(content_hash(&cap101, "dir\\a.py"), content_hash(&cap101, "dir/a.py"));
+    }
+
+    #[test]
+    fn a_span_ending_after_a_line_break_ignores_the_next_line() {
+        let span = "- name: trainer\n  image: x\n";
+        let before = format!("containers:\n{span}- name: sidecar\n");
+        let after = format!("containers:\n{span}- name: logger\n");
+        assert_eq!(fingerprint_of(&before, span, 0), fingerprint_of(&after, span, 0));
+        let edited = "containers:\n- name: trainer\n  image: y\n- name: sidecar\n";
+        let edited_span = "- name: trainer\n  image: y\n";
+        assert_ne!(fingerprint_of(&before, span, 0), fingerprint_of(edited, edited_span, 0));
     }
 
     #[test]
