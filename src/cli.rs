@@ -1,16 +1,17 @@
-//! The command line: `check`, `rule`, `runtime`, `exec`.
+//! The command line: `check`, `rule`, `config`, `runtime`, `exec`.
 
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-use crate::commands::{check, rule};
+use crate::commands::{check, config, rule};
 use crate::runtime;
 
 /// capslint: stop CPU oversubscription before it reaches a cluster.
 #[derive(Debug, Parser)]
 #[command(name = "capslint", version, about, propagate_version = true)]
 pub struct Cli {
+    /// The subcommand to run.
     #[command(subcommand)]
     pub command: Command,
 }
@@ -22,6 +23,8 @@ pub enum Command {
     Check(check::CheckArgs),
     /// Print a rule's documentation, or list every rule.
     Rule(rule::RuleArgs),
+    /// Print the configuration that applies to a file or directory, resolved, as TOML.
+    Config(config::ConfigArgs),
     /// Inside a pod: compare the thread caps and the loaded thread pools with the CPU limit.
     Runtime(runtime::RuntimeArgs),
     /// Set every thread cap from the pod's CPU limit, then replace this process with CMD.
@@ -45,6 +48,7 @@ pub fn main() -> ExitCode {
             run_in_pool(|| check::run(args))
         }
         Command::Rule(args) => rule::run(args),
+        Command::Config(args) => config::run(args),
         Command::Runtime(args) => {
             let mut args = args.clone();
             args.limit_env = args.limit_env.or_else(configured_limit_env);

@@ -165,14 +165,64 @@ impl ConfigFile {
             Ok(Some(options)) => options,
             Ok(None) => return Ok(None),
             Err(error) => {
-                return Err(invalid(error.message().to_string(), error.span(), "this key or value", VALID_KEYS_HELP));
+                let message = error.message().to_string();
+                let (label, help) = if message.starts_with("unknown field") {
+                    ("unknown key", VALID_KEYS_HELP)
+                } else {
+                    ("wrong type or value", VALUE_HELP)
+                };
+                return Err(invalid(message, error.span(), label, help));
             }
         };
         validate(&options).map_err(|(message, span)| {
             invalid(message, Some(span), "not a rule", "run `capslint rule --all` for the list of rules")
         })?;
+        validate_globs(&text, is_pyproject)
+            .map_err(|(message, span)| invalid(message, Some(span), "not a glob", GLOB_HELP))?;
         Ok(Some(ConfigFile { path: path.to_path_buf(), options }))
     }
+}
+
+const VALUE_HELP: &str = "`capslint config --isolated` prints every key with a value of the expected type";
+
+const GLOB_HELP: &str = "globs use `*`, `**`, `?`, `[abc]` and `{a,b}`; escape a literal `[` as `[[]`";
+
+/// The glob-valued keys, read a second time with their spans (unknown keys are rejected elsewhere).
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+struct GlobKeys {
+    exclude: Option<Vec<Spanned<String>>>,
+    extend_exclude: Option<Vec<Spanned<String>>>,
+    per_file_ignores: Option<BTreeMap<Spanned<String>, toml::Value>>,
+}
+
+#[derive(Deserialize)]
+struct PyprojectGlobKeys {
+    tool: Option<PyprojectGlobTool>,
+}
+
+#[derive(Deserialize)]
+struct PyprojectGlobTool {
+    capslint: Option<GlobKeys>,
+}
+
+/// Checks that every `exclude`, `extend-exclude` and `per-file-ignores` pattern is a valid glob, so a
+/// bad pattern is reported with its span rather than when the first file is matched.
+fn validate_globs(text: &str, is_pyproject: bool) -> Result<(), (String, std::ops::Range<usize>)> {
+    let keys = if is_pyproject {
+        toml::from_str::<PyprojectGlobKeys>(text).ok().and_then(|file| file.tool).and_then(|tool| tool.capslint)
+    } else {
+        toml::from_str::<GlobKeys>(text).ok()
+    };
+    let Some(keys) = keys else { return Ok(()) };
+    let lists = keys.exclude.iter().chain(&keys.extend_exclude).flatten();
+    let per_file = keys.per_file_ignores.iter().flat_map(|map| map.keys());
+    for pattern in lists.chain(per_file) {
+        if let Err(error) = globset::Glob::new(pattern.get_ref()) {
+            return Err((format!("invalid glob `{}`: {}", pattern.get_ref(), error.kind()), pattern.span()));
+        }
+    }
+    Ok(())
 }
 
 /// Checks the values serde cannot: every rule selector must name at least one rule.

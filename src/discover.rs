@@ -61,7 +61,8 @@ pub fn discover(
         if metadata.is_dir() {
             roots.push(path.clone());
         } else if let Some(kind) = FileKind::of(path)
-            && !(force_exclude && resolver.for_path(path).is_ok_and(|settings| settings.is_excluded(path)))
+            && !(force_exclude
+                && resolver.for_path(path).is_ok_and(|settings| settings.is_excluded_with_ancestors(path)))
         {
             discovered.files.push((path.clone(), kind));
         }

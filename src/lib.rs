@@ -2,12 +2,15 @@
 //!
 //! The data flows one way: discover -> prefilter -> parse -> model -> rules -> suppress -> report.
 
+pub mod baseline;
 pub mod cli;
 pub mod commands;
 pub mod config;
 pub mod diagnostic;
 pub mod discover;
+pub mod fingerprint;
 pub mod lint;
+pub mod paths;
 pub mod python;
 pub mod registry;
 pub mod report;

@@ -82,8 +82,10 @@ pub struct Settings {
     pub gpu: GpuSettings,
     /// Whether the text prefilter may skip files.
     pub prefilter: bool,
-    /// The directory relative globs are anchored at.
+    /// The directory relative globs are anchored at (absolute).
     pub root: PathBuf,
+    /// The directory relative paths of checked files are relative to.
+    cwd: PathBuf,
     severities: Vec<(Rule, Severity)>,
     per_file_ignores: Vec<(GlobSet, RuleSet)>,
     exclude: GlobSet,
@@ -130,15 +132,19 @@ impl Settings {
         let options = config.map_or(&default_options, |config| &config.options);
         let root =
             config.and_then(|config| config.path.parent().map(Path::to_path_buf)).unwrap_or_else(|| cwd.to_path_buf());
+        let root = crate::paths::absolute(&root, cwd);
 
-        let mut rules = match (&overrides.select, strings(&options.select)) {
-            (Some(select), _) => resolve_selectors(select.iter().map(String::as_str))?,
-            (None, Some(select)) => resolve_selectors(select)?,
-            (None, None) => RuleSet::defaults(),
+        // As ruff does: the file's selection first, then the command line's; a `--select` starts afresh.
+        let mut rules = match strings(&options.select) {
+            Some(select) => resolve_selectors(select)?,
+            None => RuleSet::defaults(),
         };
         rules = rules.union(resolve_selectors(strings(&options.extend_select).unwrap_or_default())?);
-        rules = rules.union(resolve_selectors(overrides.extend_select.iter().map(String::as_str))?);
         rules = rules.subtract(resolve_selectors(strings(&options.ignore).unwrap_or_default())?);
+        if let Some(select) = &overrides.select {
+            rules = resolve_selectors(select.iter().map(String::as_str))?;
+        }
+        rules = rules.union(resolve_selectors(overrides.extend_select.iter().map(String::as_str))?);
         rules = rules.subtract(resolve_selectors(overrides.ignore.iter().map(String::as_str))?);
 
         let mut per_file_ignores = Vec::new();
@@ -176,6 +182,7 @@ impl Settings {
             },
             prefilter: !overrides.no_prefilter,
             root,
+            cwd: cwd.to_path_buf(),
             severities,
             per_file_ignores,
             exclude,
@@ -192,16 +199,28 @@ impl Settings {
 
     /// The rules that run on `path` (the selection minus its per-file ignores).
     pub fn rules_for(&self, path: &Path) -> RuleSet {
-        let relative = path.strip_prefix(&self.root).unwrap_or(path);
+        let absolute = crate::paths::absolute(path, &self.cwd);
+        let relative = absolute.strip_prefix(&self.root).unwrap_or(path);
         self.per_file_ignores
             .iter()
             .filter(|(globs, _)| globs.is_match(relative) || globs.is_match(path))
             .fold(self.rules, |rules, (_, ignored)| rules.subtract(*ignored))
     }
 
+    /// Whether `path` or a directory above it (below the configuration's directory) is excluded: what
+    /// `--force-exclude` asks of a file named on the command line.
+    pub fn is_excluded_with_ancestors(&self, path: &Path) -> bool {
+        let absolute = crate::paths::absolute(path, &self.cwd);
+        absolute
+            .ancestors()
+            .take_while(|ancestor| ancestor.starts_with(&self.root) && *ancestor != self.root)
+            .any(|ancestor| self.is_excluded(ancestor))
+    }
+
     /// Whether `path` is excluded from discovery.
     pub fn is_excluded(&self, path: &Path) -> bool {
-        let relative = path.strip_prefix(&self.root).unwrap_or(path);
+        let absolute = crate::paths::absolute(path, &self.cwd);
+        let relative = absolute.strip_prefix(&self.root).unwrap_or(path);
         self.exclude.is_match(relative) || path.file_name().is_some_and(|name| self.exclude.is_match(Path::new(name)))
     }
 

@@ -120,6 +120,18 @@ pub fn apply_noqa(findings: Vec<Finding>, comments: &[TextRange], file: &SourceF
     kept
 }
 
+/// CAP002 for a baseline entry that matched no finding: `range` is the entry's fingerprint in the
+/// baseline file, `code` and `path` say what it recorded.
+pub fn stale_baseline_entry(range: TextRange, code: &str, path: &str) -> Finding {
+    Finding::new(
+        Rule::UnusedSuppression,
+        range,
+        format!("baseline entry for `{code}` in `{path}` matches no finding"),
+    )
+    .label("stale entry")
+    .help("the finding was fixed or its line changed: remove the entry, or rewrite the baseline with `--write-baseline`")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -143,6 +155,8 @@ mod tests {
         assert_eq!(parse_noqa("# not a suppression", TextSize::from(0)), None);
         assert_eq!(parse_noqa("# ━━━━ 100%", TextSize::from(0)), None);
         assert_eq!(parse_noqa("#━", TextSize::from(0)), None);
+        assert_eq!(parse_noqa("# é — not one either", TextSize::from(0)), None);
+        assert_eq!(codes("# é — # noqa: CAP101"), Some(vec!["CAP101".into()]));
     }
 
     #[test]

@@ -8,7 +8,12 @@ use tempfile::TempDir;
 
 fn capslint(dir: &TempDir) -> Command {
     let mut command = Command::cargo_bin("capslint").expect("binary");
-    command.current_dir(dir.path()).env("NO_COLOR", "1").arg("check").arg("--isolated");
+    command
+        .current_dir(dir.path())
+        .env("NO_COLOR", "1")
+        .env_remove("GITHUB_ACTIONS")
+        .env_remove("CAPSLINT_OUTPUT_FORMAT");
+    command.arg("check").arg("--isolated");
     command
 }
 

@@ -1,14 +1,16 @@
 //! `capslint check`: discover, check in parallel, report, and map the outcome to an exit code.
 
 use std::io::{IsTerminal, Read, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use crate::baseline::{self, Baseline, Checked};
 use crate::config::ConfigFile;
+use crate::diagnostic::Diagnostic;
 use crate::discover::{self, FileKind};
 use crate::lint::{self, Input};
-use crate::registry::Severity;
-use crate::report::{self, OutputFormat, Style};
+use crate::registry::{Rule, Severity};
+use crate::report::{self, OutputFormat, ReportContext, Style, statistics};
 use crate::settings::{ConfigSource, Overrides, SettingsResolver};
 
 /// Arguments of `capslint check`.
@@ -17,9 +19,22 @@ pub struct CheckArgs {
     /// Files or directories to check; `-` reads standard input.
     #[arg(default_value = ".")]
     pub paths: Vec<PathBuf>,
-    /// How to print findings.
-    #[arg(long, value_enum, default_value_t = OutputFormat::Full)]
-    pub output_format: OutputFormat,
+    /// How to print findings [default: `full`; `github` when `GITHUB_ACTIONS=true` and the report goes to
+    /// standard output].
+    #[arg(long, value_enum, env = "CAPSLINT_OUTPUT_FORMAT", value_name = "FORMAT")]
+    pub output_format: Option<OutputFormat>,
+    /// Write the report to this file instead of standard output (its directory is created).
+    #[arg(short, long, env = "CAPSLINT_OUTPUT_FILE", value_name = "PATH")]
+    pub output_file: Option<PathBuf>,
+    /// Print how many findings each rule produced instead of the findings.
+    #[arg(long)]
+    pub statistics: bool,
+    /// Report only findings that this baseline file does not record, and its entries that match nothing.
+    #[arg(long, value_name = "FILE", conflicts_with = "write_baseline")]
+    pub baseline: Option<PathBuf>,
+    /// Record every finding in this baseline file, print nothing else, and exit with 0.
+    #[arg(long, value_name = "FILE")]
+    pub write_baseline: Option<PathBuf>,
     /// Rules to run instead of the configured ones (codes, prefixes such as `CAP1`, names, `ALL`).
     #[arg(long, value_delimiter = ',', value_name = "RULES")]
     pub select: Option<Vec<String>>,
@@ -82,6 +97,125 @@ pub fn render_error(error: &dyn miette::Diagnostic) -> String {
     out
 }
 
+/// The format to print in: the one asked for; else `github` inside GitHub Actions when the report goes
+/// to standard output (annotations on the diff, as oxlint does); else `full`.
+pub fn output_format(args: &CheckArgs) -> OutputFormat {
+    args.output_format.unwrap_or_else(|| {
+        let in_actions = std::env::var_os("GITHUB_ACTIONS").is_some_and(|value| value == "true");
+        if in_actions && args.output_file.is_none() { OutputFormat::Github } else { OutputFormat::Full }
+    })
+}
+
+/// The files (and standard input) to check, each with the settings that apply to it.
+fn inputs(args: &CheckArgs, resolver: &SettingsResolver, cwd: &Path) -> Result<Vec<Input>, ExitCode> {
+    let mut inputs = Vec::new();
+    let (stdin_paths, file_paths): (Vec<PathBuf>, Vec<PathBuf>) =
+        args.paths.iter().cloned().partition(|path| path.as_os_str() == "-");
+    if !stdin_paths.is_empty() {
+        let mut text = String::new();
+        if let Err(error) = std::io::stdin().read_to_string(&mut text) {
+            eprintln!("error: cannot read standard input: {error}");
+            return Err(ExitCode::from(2));
+        }
+        let name = args.stdin_filename.clone().unwrap_or_else(|| PathBuf::from("-"));
+        let kind = FileKind::of(&name).unwrap_or(FileKind::Python);
+        let settings = match &args.stdin_filename {
+            Some(name) => resolver.for_path(name).map_err(|error| {
+                eprint!("{}", render_error(&error));
+                ExitCode::from(2)
+            })?,
+            None => resolver.root(),
+        };
+        inputs.push(Input {
+            display_name: discover::display_name(&name, cwd),
+            path: name,
+            kind,
+            text: Some(text),
+            settings,
+        });
+    }
+    if !file_paths.is_empty() {
+        let discovered = discover::discover(&file_paths, resolver, args.force_exclude).map_err(|error| {
+            eprintln!("error: {error}");
+            ExitCode::from(2)
+        })?;
+        for warning in &discovered.warnings {
+            eprintln!("warning: {warning}");
+        }
+        if let Some(error) = discovered.config_errors.first() {
+            eprint!("{}", render_error(error));
+            return Err(ExitCode::from(2));
+        }
+        for (path, kind) in discovered.files {
+            let settings = resolver.for_path(&path).map_err(|error| {
+                eprint!("{}", render_error(&error));
+                ExitCode::from(2)
+            })?;
+            inputs.push(Input { display_name: discover::display_name(&path, cwd), path, kind, text: None, settings });
+        }
+    }
+    Ok(inputs)
+}
+
+/// Writes the report to `--output-file` (creating its directory) or to standard output.
+fn emit(out: &str, output_file: Option<&Path>) -> Result<(), String> {
+    match output_file {
+        Some(path) => {
+            if let Some(parent) = path.parent().filter(|parent| !parent.as_os_str().is_empty()) {
+                std::fs::create_dir_all(parent).map_err(|error| format!("{}: {error}", parent.display()))?;
+            }
+            std::fs::write(path, out).map_err(|error| format!("cannot write {}: {error}", path.display()))
+        }
+        None => {
+            let mut lock = std::io::stdout().lock();
+            match lock.write_all(out.as_bytes()).and_then(|()| lock.flush()) {
+                // A reader that stops early (`| head`) is not an error of ours.
+                Err(error) if error.kind() != std::io::ErrorKind::BrokenPipe => Err(error.to_string()),
+                _ => Ok(()),
+            }
+        }
+    }
+}
+
+/// `--write-baseline`: records every finding unless some file could not be checked.
+fn write_baseline(run: &lint::RunResult, path: &Path, cwd: &Path) -> ExitCode {
+    if !run.errors.is_empty() {
+        eprintln!("error: baseline not written: some files could not be checked");
+        return ExitCode::from(2);
+    }
+    match baseline::write(&run.diagnostics, path, cwd) {
+        Ok(count) => {
+            eprintln!("Recorded {count} finding{} in {}.", if count == 1 { "" } else { "s" }, path.display());
+            ExitCode::SUCCESS
+        }
+        Err(error) => {
+            eprint!("{}", render_error(&error));
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// The report in the chosen format (or the statistics), with the summary line of the human formats.
+fn report_text(args: &CheckArgs, diagnostics: &[Diagnostic], files_checked: usize, cwd: PathBuf) -> String {
+    let format = output_format(args);
+    if args.statistics {
+        return match format {
+            OutputFormat::Json | OutputFormat::JsonLines => statistics::render_json(diagnostics),
+            _ => statistics::render_text(diagnostics),
+        };
+    }
+    let to_terminal = args.output_file.is_none() && std::io::stdout().is_terminal();
+    let style = Style {
+        color: to_terminal && std::env::var_os("NO_COLOR").is_none_or(|value| value.is_empty()),
+        ..Style::PLAIN
+    };
+    let mut out = report::render_with(format, diagnostics, &ReportContext::from_env(style, cwd));
+    if matches!(format, OutputFormat::Full | OutputFormat::Concise) {
+        out.push_str(&summary(diagnostics, files_checked));
+    }
+    out
+}
+
 /// Runs `capslint check`.
 pub fn run(args: &CheckArgs) -> ExitCode {
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
@@ -103,100 +237,62 @@ pub fn run(args: &CheckArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-
-    let mut inputs = Vec::new();
-    let (stdin_paths, file_paths): (Vec<PathBuf>, Vec<PathBuf>) =
-        args.paths.iter().cloned().partition(|path| path.as_os_str() == "-");
-    if !stdin_paths.is_empty() {
-        let mut text = String::new();
-        if let Err(error) = std::io::stdin().read_to_string(&mut text) {
-            eprintln!("error: cannot read standard input: {error}");
+    let baseline = match args.baseline.as_deref().map(|path| Baseline::load(path, &cwd)).transpose() {
+        Ok(baseline) => baseline,
+        Err(error) => {
+            eprint!("{}", render_error(&error));
             return ExitCode::from(2);
         }
-        let name = args.stdin_filename.clone().unwrap_or_else(|| PathBuf::from("-"));
-        let kind = FileKind::of(&name).unwrap_or(FileKind::Python);
-        let settings = match &args.stdin_filename {
-            Some(name) => match resolver.for_path(name) {
-                Ok(settings) => settings,
-                Err(error) => {
-                    eprint!("{}", render_error(&error));
-                    return ExitCode::from(2);
-                }
-            },
-            None => resolver.root(),
-        };
-        inputs.push(Input {
-            display_name: discover::display_name(&name, &cwd),
-            path: name,
-            kind,
-            text: Some(text),
-            settings,
-        });
-    }
-    if !file_paths.is_empty() {
-        let discovered = match discover::discover(&file_paths, &resolver, args.force_exclude) {
-            Ok(discovered) => discovered,
-            Err(error) => {
-                eprintln!("error: {error}");
-                return ExitCode::from(2);
-            }
-        };
-        for warning in &discovered.warnings {
-            eprintln!("warning: {warning}");
-        }
-        if let Some(error) = discovered.config_errors.first() {
-            eprint!("{}", render_error(error));
-            return ExitCode::from(2);
-        }
-        for (path, kind) in discovered.files {
-            let settings = match resolver.for_path(&path) {
-                Ok(settings) => settings,
-                Err(error) => {
-                    eprint!("{}", render_error(&error));
-                    return ExitCode::from(2);
-                }
-            };
-            inputs.push(Input { display_name: discover::display_name(&path, &cwd), path, kind, text: None, settings });
-        }
-    }
+    };
+    let inputs = match inputs(args, &resolver, &cwd) {
+        Ok(inputs) => inputs,
+        Err(code) => return code,
+    };
+    let checked: Vec<Checked> = inputs
+        .iter()
+        .map(|input| Checked {
+            path: input.path.clone(),
+            rules: input.settings.rules_for(&input.path),
+            unused_suppression: input.settings.severity(Rule::UnusedSuppression),
+        })
+        .collect();
 
     let run = lint::check_inputs(inputs);
     for error in &run.errors {
         eprintln!("error: {error}");
     }
-    let stdout = std::io::stdout();
-    let style = Style {
-        color: stdout.is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|value| value.is_empty()),
-        ..Style::PLAIN
-    };
-    let mut out = report::render(args.output_format, &run.diagnostics, style);
-    if matches!(args.output_format, OutputFormat::Full | OutputFormat::Concise) {
-        out.push_str(&summary(&run));
+    if let Some(path) = &args.write_baseline {
+        return write_baseline(&run, path, &cwd);
     }
-    let mut lock = stdout.lock();
-    if lock.write_all(out.as_bytes()).and_then(|()| lock.flush()).is_err() {
+    let diagnostics = match &baseline {
+        Some(baseline) => baseline.apply(run.diagnostics, &checked, &cwd),
+        None => run.diagnostics,
+    };
+    let out = report_text(args, &diagnostics, run.files_checked, cwd);
+    if let Err(error) = emit(&out, args.output_file.as_deref()) {
+        eprintln!("error: {error}");
         return ExitCode::from(2);
     }
     if !run.errors.is_empty() {
         ExitCode::from(2)
-    } else if !run.diagnostics.is_empty() && !args.exit_zero {
+    } else if !diagnostics.is_empty() && !args.exit_zero {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
     }
 }
 
-fn summary(run: &lint::RunResult) -> String {
-    let errors = run.diagnostics.iter().filter(|diagnostic| diagnostic.severity == Severity::Error).count();
-    let warnings = run.diagnostics.len() - errors;
-    let files = format!("{} file{}", run.files_checked, if run.files_checked == 1 { "" } else { "s" });
-    if run.diagnostics.is_empty() {
+fn summary(diagnostics: &[Diagnostic], files_checked: usize) -> String {
+    let errors = diagnostics.iter().filter(|diagnostic| diagnostic.severity == Severity::Error).count();
+    let warnings = diagnostics.len() - errors;
+    let files = format!("{files_checked} file{}", if files_checked == 1 { "" } else { "s" });
+    if diagnostics.is_empty() {
         format!("All checks passed ({files} checked).\n")
     } else {
         let plural = |count: usize, word: &str| format!("{count} {word}{}", if count == 1 { "" } else { "s" });
         format!(
             "Found {} ({}, {}) in {files}.\n",
-            plural(run.diagnostics.len(), "finding"),
+            plural(diagnostics.len(), "finding"),
             plural(errors, "error"),
             plural(warnings, "warning")
         )

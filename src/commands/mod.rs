@@ -1,4 +1,5 @@
 //! The subcommands' implementations.
 
 pub mod check;
+pub mod config;
 pub mod rule;

@@ -19,8 +19,9 @@ impl From<Location> for JsonLocation {
     }
 }
 
+/// One diagnostic in ruff's JSON schema (keys in ruff's order).
 #[derive(Serialize)]
-struct JsonDiagnostic<'a> {
+pub(super) struct JsonDiagnostic<'a> {
     cell: Option<()>,
     code: &'static str,
     end_location: JsonLocation,
@@ -32,25 +33,27 @@ struct JsonDiagnostic<'a> {
     url: String,
 }
 
+impl<'a> JsonDiagnostic<'a> {
+    /// The JSON view of `diagnostic`.
+    pub(super) fn new(diagnostic: &'a Diagnostic) -> Self {
+        let location = diagnostic.start();
+        JsonDiagnostic {
+            cell: None,
+            code: diagnostic.rule().code(),
+            end_location: diagnostic.end().into(),
+            filename: diagnostic.file.display_name(),
+            fix: None,
+            location: location.into(),
+            message: &diagnostic.finding.message,
+            noqa_row: location.row,
+            url: diagnostic.rule().url(),
+        }
+    }
+}
+
 /// Renders the diagnostics as a pretty-printed JSON array.
 pub fn render(diagnostics: &[Diagnostic]) -> String {
-    let items: Vec<JsonDiagnostic<'_>> = diagnostics
-        .iter()
-        .map(|diagnostic| {
-            let location = diagnostic.start();
-            JsonDiagnostic {
-                cell: None,
-                code: diagnostic.rule().code(),
-                end_location: diagnostic.end().into(),
-                filename: diagnostic.file.display_name(),
-                fix: None,
-                location: location.into(),
-                message: &diagnostic.finding.message,
-                noqa_row: location.row,
-                url: diagnostic.rule().url(),
-            }
-        })
-        .collect();
+    let items: Vec<JsonDiagnostic<'_>> = diagnostics.iter().map(JsonDiagnostic::new).collect();
     let mut out = serde_json::to_string_pretty(&items).expect("diagnostics serialize");
     out.push('\n');
     out

@@ -1,8 +1,16 @@
-//! Report formats, all rendered from the same diagnostics.
+//! Report formats, all rendered from the same diagnostics: one module per format.
 
 mod concise;
 mod full;
+mod github;
+mod gitlab;
 mod json;
+mod json_lines;
+mod junit;
+mod sarif;
+pub mod statistics;
+
+use std::path::PathBuf;
 
 use crate::diagnostic::Diagnostic;
 
@@ -15,6 +23,16 @@ pub enum OutputFormat {
     Concise,
     /// A JSON array with ruff's schema.
     Json,
+    /// One JSON object per line, with the fields of `json`.
+    JsonLines,
+    /// SARIF 2.1.0, for GitHub code scanning and other SARIF viewers.
+    Sarif,
+    /// GitHub Actions workflow commands: annotations on the pull request's diff.
+    Github,
+    /// GitLab Code Quality JSON.
+    Gitlab,
+    /// JUnit XML: one test suite per file, one failing test case per finding.
+    Junit,
 }
 
 /// How the human formats look.
@@ -31,11 +49,53 @@ impl Style {
     pub const PLAIN: Style = Style { color: false, width: 100 };
 }
 
-/// Renders `diagnostics` in `format`.
+/// Everything a format needs besides the diagnostics: the look of the human formats, and the
+/// directories that paths are made relative to for the CI systems.
+#[derive(Debug, Clone)]
+pub struct ReportContext {
+    /// How the human formats look.
+    pub style: Style,
+    /// The directory the run started in: relative paths of checked files are relative to it.
+    pub cwd: PathBuf,
+    /// The repository root for `github` and `sarif` (`$GITHUB_WORKSPACE`); the working directory when unset.
+    pub github_workspace: Option<PathBuf>,
+    /// The project root for `gitlab` (`$CI_PROJECT_DIR`); the working directory when unset.
+    pub gitlab_project_dir: Option<PathBuf>,
+}
+
+impl ReportContext {
+    /// A context that reads no environment: paths relative to `cwd`.
+    pub fn new(style: Style, cwd: PathBuf) -> Self {
+        ReportContext { style, cwd, github_workspace: None, gitlab_project_dir: None }
+    }
+
+    /// A context with the CI roots taken from `$GITHUB_WORKSPACE` and `$CI_PROJECT_DIR` (when set and not empty).
+    pub fn from_env(style: Style, cwd: PathBuf) -> Self {
+        let directory = |name: &str| std::env::var_os(name).filter(|value| !value.is_empty()).map(PathBuf::from);
+        ReportContext {
+            github_workspace: directory("GITHUB_WORKSPACE"),
+            gitlab_project_dir: directory("CI_PROJECT_DIR"),
+            ..ReportContext::new(style, cwd)
+        }
+    }
+}
+
+/// Renders `diagnostics` in `format`, with paths relative to the working directory.
 pub fn render(format: OutputFormat, diagnostics: &[Diagnostic], style: Style) -> String {
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+    render_with(format, diagnostics, &ReportContext::new(style, cwd))
+}
+
+/// Renders `diagnostics` in `format` within `context`.
+pub fn render_with(format: OutputFormat, diagnostics: &[Diagnostic], context: &ReportContext) -> String {
     match format {
-        OutputFormat::Full => full::render(diagnostics, style),
+        OutputFormat::Full => full::render(diagnostics, context.style),
         OutputFormat::Concise => concise::render(diagnostics),
         OutputFormat::Json => json::render(diagnostics),
+        OutputFormat::JsonLines => json_lines::render(diagnostics),
+        OutputFormat::Sarif => sarif::render(diagnostics, context),
+        OutputFormat::Github => github::render(diagnostics, context),
+        OutputFormat::Gitlab => gitlab::render(diagnostics, context),
+        OutputFormat::Junit => junit::render(diagnostics),
     }
 }
