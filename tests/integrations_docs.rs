@@ -1,4 +1,4 @@
-//! The snippets of `docs/integrations.md` are checked as a new user would paste them: YAML and TOML
+//! The snippets of `README.md` are checked as a new user would paste them: YAML and TOML
 //! parse, shell passes `bash -n`, configuration files are valid capslint configuration, GitHub Action
 //! inputs and pre-commit hook ids exist, and every `capslint` command line runs on a sample project.
 
@@ -14,7 +14,7 @@ use clap::ValueEnum;
 use saphyr::{LoadableYamlNode, Yaml};
 use support::*;
 
-const DOC: &str = "docs/integrations.md";
+const DOC: &str = "README.md";
 
 /// A fenced block: its language, its text and the line it starts on.
 struct Block {
@@ -376,8 +376,13 @@ fn every_snippet_parses_and_every_capslint_command_runs() {
                 assert!(!table.is_empty());
             }
             "dockerfile" => commands += check_dockerfile(&block.text, &what, dir.path(), &variables),
+            "json" => {
+                serde_json::from_str::<serde_json::Value>(&block.text).unwrap_or_else(|error| panic!("{what}: {error}"));
+            }
             "text" => {}
-            other => panic!("{what}: a block in `{other}` cannot be checked; use sh, yaml, toml, dockerfile or text"),
+            other => {
+                panic!("{what}: a block in `{other}` cannot be checked; use sh, yaml, toml, json, dockerfile or text")
+            }
         }
     }
     println!("checked {} blocks {languages:?}, ran {commands} capslint command lines", blocks.len());
