@@ -377,7 +377,8 @@ fn every_snippet_parses_and_every_capslint_command_runs() {
             }
             "dockerfile" => commands += check_dockerfile(&block.text, &what, dir.path(), &variables),
             "json" => {
-                serde_json::from_str::<serde_json::Value>(&block.text).unwrap_or_else(|error| panic!("{what}: {error}"));
+                serde_json::from_str::<serde_json::Value>(&block.text)
+                    .unwrap_or_else(|error| panic!("{what}: {error}"));
             }
             "text" => {}
             other => {
