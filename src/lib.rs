@@ -7,6 +7,7 @@ pub mod commands;
 pub mod config;
 pub mod diagnostic;
 pub mod discover;
+pub mod k8s;
 pub mod lint;
 pub mod python;
 pub mod registry;
