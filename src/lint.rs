@@ -1,5 +1,7 @@
 //! The per-file pipeline: read -> prefilter -> parse and check -> suppress, run in parallel over files
-//! with each file's failure (unreadable, not UTF-8, a panic) contained to that file.
+//! with each file's failure (unreadable, not UTF-8, a panic) contained to that file. Manifests are then
+//! checked together (a cross-file phase), because ConfigMaps, Airflow pod templates and VRAM budgets
+//! span files.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
@@ -11,6 +13,7 @@ use ruff_text_size::{TextRange, TextSize};
 
 use crate::diagnostic::{Diagnostic, Finding};
 use crate::discover::FileKind;
+use crate::k8s;
 use crate::python;
 use crate::registry::{Family, Rule};
 use crate::settings::Settings;
@@ -42,6 +45,12 @@ pub struct FileResult {
     pub diagnostics: Vec<Diagnostic>,
     /// I/O problems that stop the file from being checked (exit code 2).
     pub errors: Vec<String>,
+    /// A parsed manifest, checked in the cross-file phase.
+    pub manifest: Option<k8s::ManifestFile>,
+    /// Airflow operators of a DAG that name a `pod_template_file`.
+    pub pod_templates: Vec<k8s::TemplateUse>,
+    /// Informational lines (a skipped Helm chart template).
+    pub notices: Vec<String>,
 }
 
 /// Everything a run produced, sorted.
@@ -51,6 +60,8 @@ pub struct RunResult {
     pub diagnostics: Vec<Diagnostic>,
     /// I/O errors, sorted.
     pub errors: Vec<String>,
+    /// Informational lines, sorted, without duplicates.
+    pub notices: Vec<String>,
     /// How many files were checked.
     pub files_checked: usize,
 }
@@ -64,21 +75,49 @@ fn python_prefilter() -> &'static AhoCorasick {
     })
 }
 
-/// Checks every input in parallel and merges the results in a deterministic order.
+/// Checks every input in parallel, then the manifests together, and merges the results in a
+/// deterministic order.
 pub fn check_inputs(inputs: Vec<Input>) -> RunResult {
     let results: Vec<FileResult> = inputs.into_par_iter().map(check_input).collect();
-    let files_checked = results.len();
-    let mut run = RunResult { files_checked, ..RunResult::default() };
+    let mut run = RunResult { files_checked: results.len(), ..RunResult::default() };
+    let mut manifests = Vec::new();
+    let mut pod_templates = Vec::new();
     for result in results {
         run.diagnostics.extend(result.diagnostics);
         run.errors.extend(result.errors);
+        run.notices.extend(result.notices);
+        manifests.extend(result.manifest);
+        pod_templates.extend(result.pod_templates);
+    }
+    if !manifests.is_empty() || !pod_templates.is_empty() {
+        let outcome = match catch_unwind(AssertUnwindSafe(|| k8s::check(manifests, pod_templates))) {
+            Ok(outcome) => outcome,
+            Err(panic) => {
+                run.errors.push(format!("internal error while checking manifests: {}", panic_reason(&*panic)));
+                k8s::Outcome::default()
+            }
+        };
+        run.diagnostics.extend(outcome.diagnostics);
+        run.notices.extend(outcome.notices);
+        run.files_checked += outcome.extra_files;
     }
     run.diagnostics.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
     run.errors.sort();
+    run.notices.sort();
+    run.notices.dedup();
     run
 }
 
+fn panic_reason(panic: &(dyn std::any::Any + Send)) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|text| (*text).to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".to_string())
+}
+
 /// Reads and checks one input, turning a panic into a CAP001 internal error for that file alone.
+/// Manifests come back parsed, for [`check_inputs`] to check together.
 pub fn check_input(input: Input) -> FileResult {
     let display_name = input.display_name.clone();
     let path = input.path.clone();
@@ -86,11 +125,7 @@ pub fn check_input(input: Input) -> FileResult {
     match catch_unwind(AssertUnwindSafe(|| check_input_inner(input))) {
         Ok(result) => result,
         Err(panic) => {
-            let reason = panic
-                .downcast_ref::<&str>()
-                .map(|text| (*text).to_string())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "unknown panic".to_string());
+            let reason = panic_reason(&*panic);
             let file = Arc::new(SourceFile::new(path, display_name, String::new()));
             let finding = Finding::new(
                 Rule::SyntaxError,
@@ -101,7 +136,7 @@ pub fn check_input(input: Input) -> FileResult {
             .help("please report this with the file attached");
             FileResult {
                 diagnostics: vec![Diagnostic { finding, severity: settings.severity(Rule::SyntaxError), file }],
-                errors: Vec::new(),
+                ..FileResult::default()
             }
         }
     }
@@ -126,7 +161,7 @@ fn check_input_inner(input: Input) -> FileResult {
         Some(text) => text.into_bytes(),
         None => match read(&input.path) {
             Ok(bytes) => bytes,
-            Err(error) => return FileResult { diagnostics: Vec::new(), errors: vec![error] },
+            Err(error) => return FileResult { errors: vec![error], ..FileResult::default() },
         },
     };
     let text = match String::from_utf8(bytes) {
@@ -149,20 +184,26 @@ fn check_input_inner(input: Input) -> FileResult {
             .help("save the file as UTF-8");
             return FileResult {
                 diagnostics: vec![Diagnostic { finding, severity: settings.severity(Rule::SyntaxError), file }],
-                errors: Vec::new(),
+                ..FileResult::default()
             };
         }
     };
     let file = Arc::new(SourceFile::new(input.path, input.display_name, text));
+    let mut result = FileResult::default();
     let findings = match input.kind {
         FileKind::Python => check_python(&file, rules, settings),
-        FileKind::Yaml => Vec::new(),
+        FileKind::Yaml => {
+            let parsed = k8s::parse(Arc::clone(&file), Arc::clone(&input.settings), rules);
+            result.manifest = parsed.manifest;
+            result.notices.extend(parsed.notice);
+            parsed.findings
+        }
     };
-    let diagnostics = findings
+    result.diagnostics = findings
         .into_iter()
         .map(|finding| Diagnostic { severity: settings.severity(finding.rule), finding, file: Arc::clone(&file) })
         .collect();
-    FileResult { diagnostics, errors: Vec::new() }
+    result
 }
 
 fn check_python(file: &SourceFile, rules: crate::selection::RuleSet, settings: &Settings) -> Vec<Finding> {

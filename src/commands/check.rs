@@ -161,6 +161,9 @@ pub fn run(args: &CheckArgs) -> ExitCode {
     }
 
     let run = lint::check_inputs(inputs);
+    for notice in &run.notices {
+        eprintln!("note: {notice}");
+    }
     for error in &run.errors {
         eprintln!("error: {error}");
     }
