@@ -191,7 +191,19 @@ fn check_input_inner(input: Input) -> FileResult {
     let file = Arc::new(SourceFile::new(input.path, input.display_name, text));
     let mut result = FileResult::default();
     let findings = match input.kind {
-        FileKind::Python => check_python(&file, rules, settings),
+        FileKind::Python => {
+            let (findings, templates) = check_python(&file, rules, settings);
+            result.pod_templates = templates
+                .into_iter()
+                .map(|call| k8s::TemplateUse {
+                    dag: Arc::clone(&file),
+                    settings: Arc::clone(&input.settings),
+                    rules,
+                    call,
+                })
+                .collect();
+            findings
+        }
         FileKind::Yaml => {
             let parsed = k8s::parse(Arc::clone(&file), Arc::clone(&input.settings), rules);
             result.manifest = parsed.manifest;
@@ -206,14 +218,19 @@ fn check_input_inner(input: Input) -> FileResult {
     result
 }
 
-fn check_python(file: &SourceFile, rules: crate::selection::RuleSet, settings: &Settings) -> Vec<Finding> {
+fn check_python(
+    file: &SourceFile,
+    rules: crate::selection::RuleSet,
+    settings: &Settings,
+) -> (Vec<Finding>, Vec<k8s::PodTemplateCall>) {
     let any_python = rules.iter().any(|rule| rule.family() == Family::Python);
-    if !any_python && !rules.contains(Rule::SyntaxError) {
-        return Vec::new();
+    let any_manifest = rules.iter().any(|rule| rule.family() == Family::Manifest);
+    if !any_python && !any_manifest && !rules.contains(Rule::SyntaxError) {
+        return (Vec::new(), Vec::new());
     }
     if settings.prefilter && !python_prefilter().is_match(file.text()) {
-        return Vec::new();
+        return (Vec::new(), Vec::new());
     }
     let outcome = python::check(file.text(), rules, settings);
-    suppress::apply_noqa(outcome.findings, &outcome.comments, file, rules)
+    (suppress::apply_noqa(outcome.findings, &outcome.comments, file, rules), outcome.pod_templates)
 }
