@@ -4,9 +4,11 @@
 //! the limit), or on a container without a CPU limit (the kubelet then reports the node's allocatable
 //! CPUs). A literal from a ConfigMap is reported at the ConfigMap's value, with a label at the container.
 
-use super::{Checker, ContainerContext, CpuLimit, LIMITS_CPU, join_names};
+use ruff_text_size::TextRange;
+
+use super::{Checker, ContainerContext, CpuLimit, LIMITS_CPU};
 use crate::diagnostic::Finding;
-use crate::k8s::env::Resolved;
+use crate::k8s::env::{Origin, Resolved};
 use crate::k8s::model::{EnvSource, EnvVar, Value};
 use crate::k8s::quantity::Quantity;
 use crate::registry::Rule;
@@ -17,23 +19,23 @@ pub fn check<'p>(checker: &mut Checker<'p>, context: &ContainerContext<'p>) {
         return;
     }
     let namespace = context.object.namespace.as_deref();
-    // Caps that read the same Downward API variable are reported once, at that variable.
-    let mut downward_caps: Vec<(&'p EnvVar, Vec<String>)> = Vec::new();
     for name in context.cap_variables() {
         let Some(origin) = context.env.explicit(name) else { continue };
         match context.env.resolve(origin, namespace, context.file, &context.project.config_maps) {
             Resolved::Literal { value, map, reference } => literal(checker, context, name, value, map, reference),
             Resolved::ResourceField { var } => {
-                match downward_caps.iter_mut().find(|(seen, _)| std::ptr::eq(*seen, var)) {
-                    Some((_, names)) => names.push(name.to_string()),
-                    None => downward_caps.push((var, vec![name.to_string()])),
-                }
+                // `OMP_NUM_THREADS: $(CPU_LIMIT)`: the cap's own value is where the finding goes.
+                let written = match origin {
+                    Origin::Env { var: own, .. } if !std::ptr::eq(own, var) => match &own.source {
+                        EnvSource::Literal(value) => Some(value),
+                        _ => None,
+                    },
+                    _ => None,
+                };
+                downward(checker, context, name, written, var);
             }
             Resolved::Exec | Resolved::Unknown => {}
         }
-    }
-    for (var, names) in downward_caps {
-        downward(checker, context, &names, var);
     }
 }
 
@@ -115,34 +117,42 @@ fn literal<'p>(
     }
 }
 
-fn downward<'p>(checker: &mut Checker<'p>, context: &ContainerContext<'p>, caps: &[String], var: &'p EnvVar) {
+fn downward<'p>(
+    checker: &mut Checker<'p>,
+    context: &ContainerContext<'p>,
+    name: &str,
+    written: Option<&'p Value>,
+    var: &'p EnvVar,
+) {
     let EnvSource::ResourceField { resource, container: named, divisor } = &var.source else { return };
     if resource.text != LIMITS_CPU {
         return;
     }
-    let quoted: Vec<String> = caps.iter().map(|cap| format!("`{cap}`")).collect();
-    let name = join_names(&quoted);
-    let via = if caps.len() == 1 && caps[0] == var.name { String::new() } else { format!(" (through `{}`)", var.name) };
-    let verb = if caps.len() == 1 { "takes" } else { "take" };
-    let reads = if caps.len() == 1 { "reads" } else { "read" };
+    let (cap, via) = match written {
+        Some(value) => (format!("`{name}={}`", value.text), format!(" (`{}` reads `limits.cpu`)", var.name)),
+        None => (format!("`{name}`"), String::new()),
+    };
+    // The finding is at the cap's own value; the Downward API declaration it reads gets a label.
+    let place = |finding: Finding, at: TextRange, label: String| match written {
+        Some(value) => Finding { range: value.range, ..finding }.secondary(at, label),
+        None => finding,
+    };
     if let Some(divisor) = divisor
         && Quantity::parse(&divisor.text).is_ok_and(|divisor| divisor.millis() == 1)
     {
-        checker.report(
-            context,
-            Finding::new(
-                Rule::ThreadCapExceedsLimit,
-                divisor.range,
-                format!(
-                    "{name}{via} in {} {reads} `limits.cpu` with `divisor: {}`: the value is in millicores, a \
-                     thousand times the number of CPUs",
-                    context.subject(),
-                    divisor.text
-                ),
-            )
-            .label("millicores, not CPUs")
-            .help("remove the divisor (the default, `1`, gives whole CPUs)"),
-        );
+        let finding = Finding::new(
+            Rule::ThreadCapExceedsLimit,
+            divisor.range,
+            format!(
+                "{cap} in {} takes `limits.cpu` with `divisor: {}`{via}: the value is in millicores, a thousand \
+                 times the number of CPUs",
+                context.subject(),
+                divisor.text
+            ),
+        )
+        .label("millicores, not CPUs")
+        .help("remove the divisor (the default, `1`, gives whole CPUs)");
+        checker.report(context, place(finding, divisor.range, "millicores".to_string()));
         return;
     }
     let (limit, whose) = match named.as_deref().filter(|named| Some(*named) != context.container.name.as_deref()) {
@@ -161,34 +171,42 @@ fn downward<'p>(checker: &mut Checker<'p>, context: &ContainerContext<'p>, caps:
         }
     };
     let finding = match limit {
-        CpuLimit::Missing | CpuLimit::Zero(_) => Finding::new(
-            Rule::ThreadCapExceedsLimit,
+        CpuLimit::Missing | CpuLimit::Zero(_) => place(
+            Finding::new(
+                Rule::ThreadCapExceedsLimit,
+                resource.range,
+                format!(
+                    "{cap} in {} takes `limits.cpu` from the Downward API{via}, but {whose} has no CPU limit: the \
+                     kubelet reports the node's allocatable CPUs",
+                    context.subject()
+                ),
+            )
+            .label("the node's CPU count")
+            .help("add `resources: {limits: {cpu: \"2\"}}` with a whole number of CPUs"),
             resource.range,
-            format!(
-                "{name}{via} in {} {verb} `limits.cpu` from the Downward API, but {whose} has no CPU limit: the \
-                 kubelet reports the node's allocatable CPUs",
-                context.subject()
-            ),
-        )
-        .label("the node's CPU count here")
-        .help("add `resources: {limits: {cpu: \"2\"}}` with a whole number of CPUs"),
-        CpuLimit::Valid { quantity, resource: limit, .. } if !quantity.is_whole() => Finding::new(
-            Rule::ThreadCapExceedsLimit,
-            resource.range,
-            format!(
-                "{name}{via} in {} {verb} `limits.cpu` from the Downward API, which rounds the fractional limit \
-                 {} up: {} threads for {} CPUs",
-                context.subject(),
-                limit.value.text,
-                quantity.ceil(),
-                cpus(quantity)
-            ),
-        )
-        .label(format!("rounds up to {}", quantity.ceil()))
-        .help(format!(
-            "make the CPU limit a whole number (`cpu: \"{whole}\"`), or set {name} to {whole}",
-            whole = quantity.floor().max(1)
-        )),
+            "no limit: the node's CPU count".to_string(),
+        ),
+        CpuLimit::Valid { quantity, resource: limit, .. } if !quantity.is_whole() => {
+            let whole = quantity.floor().max(1);
+            place(
+                Finding::new(
+                    Rule::ThreadCapExceedsLimit,
+                    resource.range,
+                    format!(
+                        "{cap} in {} takes `limits.cpu` from the Downward API{via}, which rounds the fractional \
+                         limit {} up: {} threads for {} CPUs",
+                        context.subject(),
+                        limit.value.text,
+                        quantity.ceil(),
+                        cpus(quantity)
+                    ),
+                )
+                .label(format!("rounds up to {}", quantity.ceil()))
+                .help(format!("make the CPU limit a whole number (`cpu: \"{whole}\"`), or set `{name}` to {whole}")),
+                resource.range,
+                format!("{} rounded up to {}", limit.value.text, quantity.ceil()),
+            )
+        }
         _ => return,
     };
     checker.report(context, finding);
