@@ -4,7 +4,7 @@
 //! suppresses nothing, or names no rule, is reported as CAP002.
 
 use ruff_text_size::{TextRange, TextSize};
-use rustc_hash::FxHashSet;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::ManifestFile;
 use super::build::IGNORE_ANNOTATION;
@@ -60,11 +60,11 @@ pub fn directives(text: &str, stream: &Stream<'_>) -> Vec<Directive> {
     if found.is_empty() {
         return found;
     }
+    let mut scalars: Vec<TextRange> = Vec::new();
     let mut stack: Vec<Node<'_>> = stream.documents().collect();
     while let Some(node) = stack.pop() {
         if node.scalar().is_some() {
-            let range = node.range();
-            found.retain(|directive| !range.contains(directive.start));
+            scalars.push(node.range());
             continue;
         }
         stack.extend(node.items());
@@ -73,6 +73,12 @@ pub fn directives(text: &str, stream: &Stream<'_>) -> Vec<Directive> {
             stack.push(value);
         }
     }
+    // Scalars do not overlap: the one that could hold a comment is the last that starts before it.
+    scalars.sort_by_key(|range| range.start());
+    found.retain(|directive| {
+        let before = scalars.partition_point(|range| range.start() <= directive.start);
+        !before.checked_sub(1).is_some_and(|index| scalars[index].contains(directive.start))
+    });
     found
 }
 
@@ -86,6 +92,12 @@ fn names(code: &str, rule: Rule) -> bool {
 pub fn apply(files: &[ManifestFile], reported: Vec<Reported>) -> Vec<(usize, Finding)> {
     let mut used_annotations: FxHashSet<(usize, usize, usize)> = FxHashSet::default();
     let mut used_directives: FxHashSet<(usize, usize, usize)> = FxHashSet::default();
+    let mut by_row: FxHashMap<(usize, usize), Vec<usize>> = FxHashMap::default();
+    for (file_index, file) in files.iter().enumerate() {
+        for (index, directive) in file.directives.iter().enumerate() {
+            by_row.entry((file_index, file.file.row(directive.start))).or_default().push(index);
+        }
+    }
     let mut kept = Vec::new();
     for item in reported {
         let rule = item.finding.rule;
@@ -99,11 +111,9 @@ pub fn apply(files: &[ManifestFile], reported: Vec<Reported>) -> Vec<(usize, Fin
             }
         }
         for &(file, offset) in &item.lines {
-            let row = files[file].file.row(offset);
-            for (directive_index, directive) in files[file].directives.iter().enumerate() {
-                if files[file].file.row(directive.start) != row {
-                    continue;
-                }
+            let on_row = by_row.get(&(file, files[file].file.row(offset))).map_or(&[][..], Vec::as_slice);
+            for &directive_index in on_row {
+                let directive = &files[file].directives[directive_index];
                 for (code_index, (code, _)) in directive.codes.iter().enumerate() {
                     if names(code, rule) {
                         used_directives.insert((file, directive_index, code_index));
