@@ -55,6 +55,15 @@ fn alias_bombs_are_refused_quickly() {
 }
 
 #[test]
+fn nested_anchors_over_a_large_list_are_refused() {
+    // Each anchor copies its subtree when it is defined: 200 of them around 100,000 items.
+    let items = vec!["x"; 100_000].join(", ");
+    let anchors: String = (0..200).map(|index| format!("&a{index} [")).collect();
+    let text = format!("{HEADER}data: {anchors}[{items}]{}\n", "]".repeat(200));
+    assert_eq!(check("anchors.yaml", &text), vec![(5, "CAP001".to_string())]);
+}
+
+#[test]
 fn deep_nesting_is_refused_without_recursion() {
     let depth = 10_000;
     let flow = format!("{HEADER}data: {}{}\n", "[".repeat(depth), "]".repeat(depth));

@@ -128,11 +128,6 @@ impl Quantity {
         Ok(Quantity { millis: if positive { millis } else { -millis } })
     }
 
-    /// A quantity of whole units.
-    pub fn from_units(units: i128) -> Quantity {
-        Quantity { millis: units.saturating_mul(1000) }
-    }
-
     /// The value in thousandths, rounded up (`MilliValue()`).
     pub fn millis(self) -> i128 {
         self.millis

@@ -11,12 +11,30 @@
 //!   have string keys (the API converts YAML to JSON), so a file that uses aliases together with
 //!   collection or alias keys is refused. Plain alias bombs are left to saphyr's node budget.
 //!
-//! The estimate may only err upwards: an over-estimate refuses a pathological file, an under-estimate
+//! - **Anchors over large subtrees.** saphyr copies an anchored node when the anchor is defined, so
+//!   anchors nested around a large collection cost their nesting depth times its size (200 nested
+//!   anchors around a 100,000-item list took 3 GB and 7 s). The scan adds up the bytes each anchored
+//!   collection spans and refuses more than [`MAX_ANCHORED_BYTES`].
+//!
+//! The estimates may only err upwards: an over-estimate refuses a pathological file, an under-estimate
 //! could let a deep one through. Quoted scalars, comments and block scalar bodies are skipped, because
 //! brackets in them are text.
 
 /// The deepest nesting accepted (estimated as an upper bound of the real depth).
 pub const MAX_DEPTH: usize = 512;
+
+/// The most bytes anchored collections may span, added up over every anchor.
+pub const MAX_ANCHORED_BYTES: usize = 1 << 20;
+
+/// Where an anchored collection ends.
+#[derive(Debug, Clone, Copy)]
+enum AnchorEnd {
+    /// A block node: at the next line indented no more than its owner (a key or `-`), except a `- `
+    /// entry at the owner's indentation (a sequence value of a key).
+    Block(isize),
+    /// A flow collection: when the flow level falls back to this.
+    Flow(usize),
+}
 
 /// Why a text was refused, and where.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -55,6 +73,10 @@ struct Scanner<'a> {
     block_scalar: Option<isize>,
     first_alias: Option<usize>,
     first_complex_key: Option<usize>,
+    /// Anchored collections still open: where they start and how they end.
+    anchors: Vec<(usize, AnchorEnd)>,
+    /// Bytes spanned by the anchored collections closed so far.
+    anchored_bytes: usize,
 }
 
 fn is_blank(byte: Option<&u8>) -> bool {
@@ -82,7 +104,34 @@ impl<'a> Scanner<'a> {
             block_scalar: None,
             first_alias: None,
             first_complex_key: None,
+            anchors: Vec::new(),
+            anchored_bytes: 0,
         }
+    }
+
+    /// Closes the anchors for which `ends` holds at `offset`, adding up what they span.
+    fn close_anchors(&mut self, offset: usize, ends: impl Fn(AnchorEnd) -> bool) -> Result<(), Refused> {
+        let mut index = 0;
+        while index < self.anchors.len() {
+            let (start, end) = self.anchors[index];
+            if ends(end) {
+                self.anchors.swap_remove(index);
+                self.anchored_bytes += offset.saturating_sub(start);
+                if self.anchored_bytes > MAX_ANCHORED_BYTES {
+                    return Err(Refused {
+                        offset: start,
+                        message: format!(
+                            "YAML anchors span more than {} MiB in total (each anchor copies its subtree); the file \
+                             is not checked",
+                            MAX_ANCHORED_BYTES >> 20
+                        ),
+                    });
+                }
+            } else {
+                index += 1;
+            }
+        }
+        Ok(())
     }
 
     fn column(&self, offset: usize) -> isize {
@@ -132,6 +181,7 @@ impl<'a> Scanner<'a> {
                 _ => self.inside_scalar(byte)?,
             }
         }
+        self.close_anchors(self.bytes.len(), |_| true)?;
         match (self.first_alias, self.first_complex_key) {
             (Some(_), Some(offset)) => Err(Refused {
                 offset,
@@ -161,6 +211,7 @@ impl<'a> Scanner<'a> {
             && (rest.starts_with(b"---") || rest.starts_with(b"..."))
             && is_blank(rest.get(3).or(Some(&b'\n')));
         if marker {
+            self.close_anchors(first, |_| true)?;
             self.indents.clear();
             self.flow = 0;
             self.base = 0;
@@ -180,6 +231,11 @@ impl<'a> Scanner<'a> {
             self.skip_line(line_end);
             return Ok(());
         }
+        let entry = rest.starts_with(b"- ") || rest == b"-";
+        self.close_anchors(first, |end| match end {
+            AnchorEnd::Block(owner) => (indent as isize) < owner || (indent as isize == owner && !entry),
+            AnchorEnd::Flow(_) => false,
+        })?;
         while self.indents.last().is_some_and(|last| *last >= indent) {
             self.indents.pop();
         }
@@ -208,7 +264,7 @@ impl<'a> Scanner<'a> {
                 self.pos += 1;
                 self.deeper()?;
             }
-            b']' | b'}' if self.flow > 0 => self.close_flow(),
+            b']' | b'}' if self.flow > 0 => self.close_flow()?,
             b',' if self.flow > 0 => self.pos += 1,
             b'"' | b'\'' => {
                 self.skip_quoted(byte);
@@ -228,7 +284,19 @@ impl<'a> Scanner<'a> {
                     self.first_complex_key.get_or_insert(start);
                 }
             }
-            b'&' | b'!' => self.skip_name(),
+            b'&' => {
+                self.skip_name();
+                let mut next = self.pos;
+                while matches!(self.peek(next), Some(b' ' | b'\t')) {
+                    next += 1;
+                }
+                if matches!(self.peek(next), Some(b'[' | b'{')) {
+                    self.anchors.push((start, AnchorEnd::Flow(self.flow)));
+                } else if self.flow == 0 {
+                    self.anchors.push((start, AnchorEnd::Block(self.owner_column)));
+                }
+            }
+            b'!' => self.skip_name(),
             b'-' | b'?' | b':' if is_blank(self.peek(start + 1)) => {
                 if byte == b'?' {
                     self.first_complex_key.get_or_insert(start);
@@ -276,16 +344,18 @@ impl<'a> Scanner<'a> {
                 self.pos += 1;
                 self.deeper()?;
             }
-            b']' | b'}' if self.flow > 0 => self.close_flow(),
+            b']' | b'}' if self.flow > 0 => self.close_flow()?,
             _ => self.pos += 1,
         }
         Ok(())
     }
 
-    fn close_flow(&mut self) {
+    fn close_flow(&mut self) -> Result<(), Refused> {
         let start = self.pos;
         self.flow -= 1;
         self.pos += 1;
+        let level = self.flow;
+        self.close_anchors(self.pos, |end| matches!(end, AnchorEnd::Flow(at) if at >= level))?;
         let mut next = self.pos;
         while matches!(self.peek(next), Some(b' ' | b'\t')) {
             next += 1;
@@ -295,6 +365,7 @@ impl<'a> Scanner<'a> {
             self.first_complex_key.get_or_insert(start);
         }
         self.node_start = false;
+        Ok(())
     }
 
     /// After a quoted scalar or an alias: a following `:` makes it a key.
@@ -381,6 +452,21 @@ mod tests {
     fn brackets_in_text_do_not_count() {
         let deep = "[".repeat(2000);
         assert!(!refused(&format!("a: \"{deep}\"\nb: '{deep}'\n# {deep}\nc: |\n  {deep}\nd: x{deep}\n")));
+    }
+
+    #[test]
+    fn anchors_over_large_subtrees_are_refused() {
+        let leaf = format!("[{}]", vec!["x"; 100_000].join(", "));
+        let flow = format!("a: {}{leaf}{}\n", (0..20).map(|i| format!("&a{i} [")).collect::<String>(), "]".repeat(20));
+        assert!(refused(&flow));
+        let block: String = (0..20).map(|i| format!("{}k{i}: &a{i}\n", " ".repeat(i))).collect();
+        let items: String = (0..100_000).map(|_| format!("{}- x\n", " ".repeat(20))).collect();
+        assert!(refused(&format!("{block}{items}")));
+        // One anchor over the same list: one copy.
+        assert!(!refused(&format!("a: &a {leaf}\nb: c\n")));
+        let many_small: String =
+            (0..10_000).map(|i| format!("e{i}: &e{i}\n- {{name: A, value: \"1\"}}\nu{i}: *e{i}\n")).collect();
+        assert!(!refused(&many_small));
     }
 
     #[test]
