@@ -9,6 +9,7 @@ pub mod config;
 pub mod diagnostic;
 pub mod discover;
 pub mod fingerprint;
+pub mod k8s;
 pub mod lint;
 pub mod paths;
 pub mod python;

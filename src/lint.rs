@@ -1,5 +1,7 @@
 //! The per-file pipeline: read -> prefilter -> parse and check -> suppress, run in parallel over files
-//! with each file's failure (unreadable, not UTF-8, a panic) contained to that file.
+//! with each file's failure (unreadable, not UTF-8, a panic) contained to that file. Manifests are then
+//! checked together (a cross-file phase), because ConfigMaps, Airflow pod templates and VRAM budgets
+//! span files.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
@@ -11,6 +13,7 @@ use ruff_text_size::{TextRange, TextSize};
 
 use crate::diagnostic::{Diagnostic, Finding};
 use crate::discover::FileKind;
+use crate::k8s;
 use crate::python;
 use crate::registry::{Family, Rule};
 use crate::settings::Settings;
@@ -43,6 +46,12 @@ pub struct FileResult {
     pub diagnostics: Vec<Diagnostic>,
     /// I/O problems that stop the file from being checked (exit code 2).
     pub errors: Vec<String>,
+    /// A parsed manifest, checked in the cross-file phase.
+    pub manifest: Option<k8s::ManifestFile>,
+    /// Airflow operators of a DAG that name a `pod_template_file`.
+    pub pod_templates: Vec<k8s::TemplateUse>,
+    /// Informational lines (a skipped Helm chart template).
+    pub notices: Vec<String>,
 }
 
 /// Everything a run produced, sorted.
@@ -52,30 +61,84 @@ pub struct RunResult {
     pub diagnostics: Vec<Diagnostic>,
     /// I/O errors, sorted.
     pub errors: Vec<String>,
+    /// Informational lines, sorted, without duplicates.
+    pub notices: Vec<String>,
     /// How many files were checked.
     pub files_checked: usize,
 }
 
-fn python_prefilter() -> &'static AhoCorasick {
-    static AUTOMATON: OnceLock<AhoCorasick> = OnceLock::new();
-    AUTOMATON.get_or_init(|| AhoCorasick::new(python::PREFILTER_WORDS).expect("prefilter words are valid patterns"))
+/// A multi-pattern substring search: SIMD (Teddy) where the CPU has it, an automaton otherwise.
+pub struct WordSearch {
+    packed: Option<aho_corasick::packed::Searcher>,
+    automaton: AhoCorasick,
 }
 
-/// Checks every input in parallel and merges the results in a deterministic order.
+impl WordSearch {
+    /// A search for any of `words`.
+    pub fn new(words: &[&str]) -> Self {
+        WordSearch {
+            packed: aho_corasick::packed::Searcher::new(words.iter().copied()),
+            automaton: AhoCorasick::new(words).expect("prefilter words are valid patterns"),
+        }
+    }
+
+    /// Whether `text` contains any of the words.
+    pub fn is_match(&self, text: &str) -> bool {
+        match &self.packed {
+            Some(packed) => packed.find(text).is_some(),
+            None => self.automaton.is_match(text),
+        }
+    }
+}
+
+fn python_prefilter() -> &'static WordSearch {
+    static SEARCH: OnceLock<WordSearch> = OnceLock::new();
+    SEARCH.get_or_init(|| WordSearch::new(python::PREFILTER_WORDS))
+}
+
+/// Checks every input in parallel, then the manifests together, and merges the results in a
+/// deterministic order.
 pub fn check_inputs(inputs: Vec<Input>) -> RunResult {
     let results: Vec<FileResult> = inputs.into_par_iter().map(check_input).collect();
-    let files_checked = results.len();
-    let mut run = RunResult { files_checked, ..RunResult::default() };
+    let mut run = RunResult { files_checked: results.len(), ..RunResult::default() };
+    let mut manifests = Vec::new();
+    let mut pod_templates = Vec::new();
     for result in results {
         run.diagnostics.extend(result.diagnostics);
         run.errors.extend(result.errors);
+        run.notices.extend(result.notices);
+        manifests.extend(result.manifest);
+        pod_templates.extend(result.pod_templates);
+    }
+    if !manifests.is_empty() || !pod_templates.is_empty() {
+        let outcome = match catch_unwind(AssertUnwindSafe(|| k8s::check(manifests, pod_templates))) {
+            Ok(outcome) => outcome,
+            Err(panic) => {
+                run.errors.push(format!("internal error while checking manifests: {}", panic_reason(&*panic)));
+                k8s::Outcome::default()
+            }
+        };
+        run.diagnostics.extend(outcome.diagnostics);
+        run.notices.extend(outcome.notices);
+        run.files_checked += outcome.extra_files;
     }
     run.diagnostics.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
     run.errors.sort();
+    run.notices.sort();
+    run.notices.dedup();
     run
 }
 
+fn panic_reason(panic: &(dyn std::any::Any + Send)) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|text| (*text).to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".to_string())
+}
+
 /// Reads and checks one input, turning a panic into a CAP001 internal error for that file alone.
+/// Manifests come back parsed, for [`check_inputs`] to check together.
 pub fn check_input(input: Input) -> FileResult {
     let display_name = input.display_name.clone();
     let path = input.path.clone();
@@ -83,11 +146,7 @@ pub fn check_input(input: Input) -> FileResult {
     match catch_unwind(AssertUnwindSafe(|| check_input_inner(input))) {
         Ok(result) => result,
         Err(panic) => {
-            let reason = panic
-                .downcast_ref::<&str>()
-                .map(|text| (*text).to_string())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "unknown panic".to_string());
+            let reason = panic_reason(&*panic);
             let file = Arc::new(SourceFile::new(path, display_name, String::new()));
             let finding = Finding::new(
                 Rule::SyntaxError,
@@ -98,7 +157,7 @@ pub fn check_input(input: Input) -> FileResult {
             .help("please report this with the file attached");
             FileResult {
                 diagnostics: vec![Diagnostic { finding, severity: settings.severity(Rule::SyntaxError), file }],
-                errors: Vec::new(),
+                ..FileResult::default()
             }
         }
     }
@@ -132,7 +191,7 @@ fn check_input_inner(input: Input) -> FileResult {
         Some(text) => text.into_bytes(),
         None => match read(&input.path) {
             Ok(bytes) => bytes,
-            Err(ReadError::Io(error)) => return FileResult { diagnostics: Vec::new(), errors: vec![error] },
+            Err(ReadError::Io(error)) => return FileResult { errors: vec![error], ..FileResult::default() },
             Err(ReadError::TooLarge(size)) => {
                 if !rules.contains(Rule::SyntaxError) {
                     return FileResult::default();
@@ -146,7 +205,10 @@ fn check_input_inner(input: Input) -> FileResult {
                 .label("not analysed")
                 .help("generated or data files this large should be excluded (`extend-exclude`)");
                 let severity = settings.severity(Rule::SyntaxError);
-                return FileResult { diagnostics: vec![Diagnostic { finding, severity, file }], errors: Vec::new() };
+                return FileResult {
+                    diagnostics: vec![Diagnostic { finding, severity, file }],
+                    ..FileResult::default()
+                };
             }
         },
     };
@@ -175,20 +237,38 @@ fn check_input_inner(input: Input) -> FileResult {
             .help("save the file as UTF-8");
             return FileResult {
                 diagnostics: vec![Diagnostic { finding, severity: settings.severity(Rule::SyntaxError), file }],
-                errors: Vec::new(),
+                ..FileResult::default()
             };
         }
     };
     let file = Arc::new(SourceFile::new(input.path, input.display_name, text));
+    let mut result = FileResult::default();
     let findings = match input.kind {
-        FileKind::Python => check_python(&file, rules, settings),
-        FileKind::Yaml => Vec::new(),
+        FileKind::Python => {
+            let (findings, templates) = check_python(&file, rules, settings);
+            result.pod_templates = templates
+                .into_iter()
+                .map(|call| k8s::TemplateUse {
+                    dag: Arc::clone(&file),
+                    settings: Arc::clone(&input.settings),
+                    rules,
+                    call,
+                })
+                .collect();
+            findings
+        }
+        FileKind::Yaml => {
+            let parsed = k8s::parse(Arc::clone(&file), Arc::clone(&input.settings), rules);
+            result.manifest = parsed.manifest;
+            result.notices.extend(parsed.notice);
+            parsed.findings
+        }
     };
-    let diagnostics = findings
+    result.diagnostics = findings
         .into_iter()
         .map(|finding| Diagnostic { severity: settings.severity(finding.rule), finding, file: Arc::clone(&file) })
         .collect();
-    FileResult { diagnostics, errors: Vec::new() }
+    result
 }
 
 /// Whether the first two lines carry a PEP 263 coding declaration (`# -*- coding: latin-1 -*-`).
@@ -200,14 +280,19 @@ fn declares_python_encoding(bytes: &[u8]) -> bool {
     })
 }
 
-fn check_python(file: &SourceFile, rules: crate::selection::RuleSet, settings: &Settings) -> Vec<Finding> {
+fn check_python(
+    file: &SourceFile,
+    rules: crate::selection::RuleSet,
+    settings: &Settings,
+) -> (Vec<Finding>, Vec<k8s::PodTemplateCall>) {
     let any_python = rules.iter().any(|rule| rule.family() == Family::Python);
-    if !any_python && !rules.contains(Rule::SyntaxError) {
-        return Vec::new();
+    let any_manifest = rules.iter().any(|rule| rule.family() == Family::Manifest);
+    if !any_python && !any_manifest && !rules.contains(Rule::SyntaxError) {
+        return (Vec::new(), Vec::new());
     }
     if settings.prefilter && !python_prefilter().is_match(file.text()) {
-        return Vec::new();
+        return (Vec::new(), Vec::new());
     }
     let outcome = python::check(file.text(), rules, settings);
-    suppress::apply_noqa(outcome.findings, &outcome.comments, file, rules)
+    (suppress::apply_noqa(outcome.findings, &outcome.comments, file, rules), outcome.pod_templates)
 }

@@ -122,6 +122,36 @@ rules! {
     /// Airflow KubernetesPodOperator without the Downward API variable.
     (KpoMissingCpuLimitRef, "CAP108", "kpo-missing-cpu-limit-ref", Python, Warning, true,
         "An Airflow KubernetesPodOperator whose env lacks the Downward API `limits.cpu` variable"),
+    /// A container without a CPU limit.
+    (MissingCpuLimit, "CAP201", "missing-cpu-limit", Manifest, Error, true,
+        "A container without `resources.limits.cpu` (or with `0`, or with an invalid quantity)"),
+    /// A container without the Downward API variable for its CPU limit.
+    (MissingCpuLimitRef, "CAP202", "missing-cpu-limit-ref", Manifest, Warning, true,
+        "A container whose `env` has no `resourceFieldRef: limits.cpu` variable"),
+    /// A container that does not set every thread cap.
+    (MissingThreadCaps, "CAP203", "missing-thread-caps", Manifest, Error, true,
+        "A container that sets none or only some of the required thread caps"),
+    /// A thread cap above the CPU limit.
+    (ThreadCapExceedsLimit, "CAP204", "thread-cap-exceeds-limit", Manifest, Error, true,
+        "A thread cap above `floor(limits.cpu)`, or taken from a rounded-up, millicore or missing limit"),
+    /// `OMP_WAIT_POLICY` not passive.
+    (OmpWaitPolicyNotPassive, "CAP205", "omp-wait-policy-not-passive", Manifest, Warning, true,
+        "A container with thread caps or a CPU limit whose `OMP_WAIT_POLICY` is not `passive`"),
+    /// A CPU limit that is not a whole number of CPUs.
+    (FractionalCpuLimit, "CAP206", "fractional-cpu-limit", Manifest, Warning, true,
+        "A CPU limit that is not a whole number of CPUs"),
+    /// An integer CPU limit in a pod that is not Guaranteed.
+    (NotGuaranteedForExclusiveCpus, "CAP207", "not-guaranteed-for-exclusive-cpus", Manifest, Warning, false,
+        "A container with an integer CPU limit whose pod is not Guaranteed QoS (no exclusive cores)"),
+    /// A GPU tenant without a VRAM budget.
+    (GpuWithoutVramBudget, "CAP208", "gpu-without-vram-budget", Manifest, Error, true,
+        "A container requesting a GPU without a VRAM budget on the configured extended resource"),
+    /// VRAM budgets that exceed the advertised capacity.
+    (GpuVramOvercommit, "CAP209", "gpu-vram-overcommit", Manifest, Error, true,
+        "The VRAM budgets of always-on workloads, times replicas, exceed the advertised capacity"),
+    /// An extended resource the API server rejects.
+    (ExtendedResourceMismatch, "CAP210", "extended-resource-mismatch", Manifest, Error, true,
+        "An extended resource whose request differs from its limit, lacks a limit, or is not an integer"),
 }
 
 impl Rule {

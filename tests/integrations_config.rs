@@ -249,7 +249,13 @@ fn config_prints_the_resolved_settings_and_their_source() {
     let (_, printed, _) = run(capslint(dir.path()).arg("config"));
     let parsed = ConfigFile::parse(Path::new("capslint.toml"), printed.clone()).expect("valid").expect("options");
     let select: Vec<&str> = parsed.options.select.iter().flatten().map(|item| item.get_ref().as_str()).collect();
-    assert_eq!(select, ["CAP001", "CAP002", "CAP101", "CAP103", "CAP104", "CAP105", "CAP106", "CAP107", "CAP108"]);
+    assert_eq!(
+        select,
+        [
+            "CAP001", "CAP002", "CAP101", "CAP103", "CAP104", "CAP105", "CAP106", "CAP107", "CAP108", "CAP201",
+            "CAP202", "CAP203", "CAP204", "CAP205", "CAP206", "CAP208", "CAP209", "CAP210"
+        ]
+    );
     let annotations = |dir: &Path| run(capslint(dir).args(["check", "--output-format", "github"])).1;
     let before = annotations(dir.path());
     assert!(before.contains("::warning") && before.contains("CAP103"), "{before}");

@@ -3,9 +3,17 @@
 
 mod common;
 
+use capslint::config::ConfigFile;
 use capslint::registry::{Family, Rule};
-use capslint::settings::Overrides;
+use capslint::settings::{Overrides, Settings};
 use common::*;
+
+/// Every rule selected, and a GPU node configured so the VRAM rules (CAP208, CAP209) run too.
+fn doc_settings() -> Settings {
+    let text = "select = [\"ALL\"]\n[gpu]\nmemory-resource = \"example.com/gpumem\"\nmemory-capacity = 80\n";
+    let config = ConfigFile::parse(&root().join("capslint.toml"), text.to_string()).unwrap().unwrap();
+    Settings::resolve(Some(&config), &Overrides::default(), &root()).expect("valid settings")
+}
 
 /// The first fenced block of `language` after the line that starts with `marker`.
 fn block_after(page: &str, marker: &str, language: &str) -> Option<String> {
@@ -41,7 +49,7 @@ fn every_rule_has_a_complete_page() {
 
 #[test]
 fn examples_fire_exactly_their_rule() {
-    let settings = settings(&Overrides { select: Some(vec!["ALL".into()]), ..Overrides::default() });
+    let settings = doc_settings();
     for rule in Rule::ALL {
         let (language, name) = extension(*rule);
         let page = rule.documentation();

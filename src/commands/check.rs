@@ -258,6 +258,9 @@ pub fn run(args: &CheckArgs) -> ExitCode {
         .collect();
 
     let run = lint::check_inputs(inputs);
+    for notice in &run.notices {
+        eprintln!("note: {notice}");
+    }
     for error in &run.errors {
         eprintln!("error: {error}");
     }

@@ -22,13 +22,16 @@ use crate::settings::Settings;
 
 pub use resolve::CapNames;
 
-/// What checking one Python file produced: findings and the comments (for `# noqa`).
+/// What checking one Python file produced: findings, the comments (for `# noqa`), and the Airflow
+/// operators that name a `pod_template_file` (for the manifest rules).
 #[derive(Debug, Default)]
 pub struct PythonOutcome {
     /// The findings, unsuppressed.
     pub findings: Vec<Finding>,
     /// Every comment's range.
     pub comments: Vec<TextRange>,
+    /// Operator calls whose `pod_template_file` the manifest rules check.
+    pub pod_templates: Vec<crate::k8s::PodTemplateCall>,
 }
 
 /// The words without which no CAP1xx rule can fire: a file containing none of them is never parsed.
@@ -82,7 +85,7 @@ pub fn check(text: &str, rules: RuleSet, settings: &Settings) -> PythonOutcome {
                     .help("fix the syntax; the other rules run only on files that parse"),
             );
         }
-        return PythonOutcome { findings, comments };
+        return PythonOutcome { findings, comments, ..PythonOutcome::default() };
     }
     let module = parsed.syntax();
     let model = semantic::SemanticModel::build(&module.body);
@@ -90,5 +93,13 @@ pub fn check(text: &str, rules: RuleSet, settings: &Settings) -> PythonOutcome {
     let resolver = resolve::Resolver::new(&model, &caps);
     let mut checker = checker::Checker::new(resolver, rules, settings.strict, text);
     checker.visit_body(&module.body);
-    PythonOutcome { findings: checker.into_findings(), comments }
+    let findings = checker.into_findings();
+    let wants_templates = rules.iter().any(|rule| rule.family() == crate::registry::Family::Manifest);
+    let pod_templates = if wants_templates && text.contains("pod_template_file") {
+        let resolver = resolve::Resolver::new(&model, &caps);
+        rules::kpo::pod_template_calls(&resolver, &module.body)
+    } else {
+        Vec::new()
+    };
+    PythonOutcome { findings, comments, pod_templates }
 }

@@ -1,5 +1,6 @@
 //! The graphical report, rendered by miette with an explicitly built handler (theme, width, links as
-//! text) so the output is the same in a terminal, a pipe and a snapshot.
+//! text) so the output is the same in a terminal, a pipe and a snapshot. Locations in other files
+//! (`Finding::related`) are rendered as related diagnostics, each with its own source.
 
 use std::fmt;
 
@@ -43,6 +44,42 @@ impl SourceCode for NamedText<'_> {
 struct MietteView<'a> {
     diagnostic: &'a Diagnostic,
     source: NamedText<'a>,
+    related: Vec<RelatedView<'a>>,
+}
+
+/// A location in another file that contributes to a diagnostic.
+struct RelatedView<'a> {
+    related: &'a crate::diagnostic::Related,
+    source: NamedText<'a>,
+}
+
+impl fmt::Debug for RelatedView<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.related.text)
+    }
+}
+
+impl fmt::Display for RelatedView<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.related.text)
+    }
+}
+
+impl std::error::Error for RelatedView<'_> {}
+
+impl miette::Diagnostic for RelatedView<'_> {
+    fn severity(&self) -> Option<miette::Severity> {
+        Some(miette::Severity::Advice)
+    }
+
+    fn source_code(&self) -> Option<&dyn SourceCode> {
+        Some(&self.source)
+    }
+
+    fn labels(&self) -> Option<Box<dyn Iterator<Item = LabeledSpan> + '_>> {
+        let label = LabeledSpan::new_primary_with_span(Some("here".to_string()), span(self.related.range));
+        Some(Box::new(std::iter::once(label)))
+    }
 }
 
 impl fmt::Debug for MietteView<'_> {
@@ -97,6 +134,13 @@ impl miette::Diagnostic for MietteView<'_> {
             .map(|label| LabeledSpan::new_with_span(Some(label.text.clone()), span(label.range)));
         Some(Box::new(std::iter::once(primary).chain(secondary)))
     }
+
+    fn related<'b>(&'b self) -> Option<Box<dyn Iterator<Item = &'b dyn miette::Diagnostic> + 'b>> {
+        if self.related.is_empty() {
+            return None;
+        }
+        Some(Box::new(self.related.iter().map(|related| related as &dyn miette::Diagnostic)))
+    }
 }
 
 /// Renders every diagnostic, separated by blank lines.
@@ -105,9 +149,19 @@ pub fn render(diagnostics: &[Diagnostic], style: Style) -> String {
     let handler = GraphicalReportHandler::new_themed(theme).with_links(false).with_width(style.width);
     let mut out = String::new();
     for diagnostic in diagnostics {
+        let related = diagnostic
+            .finding
+            .related
+            .iter()
+            .map(|related| RelatedView {
+                related,
+                source: NamedText { name: related.file.display_name(), text: related.file.text() },
+            })
+            .collect();
         let view = MietteView {
             diagnostic,
             source: NamedText { name: diagnostic.file.display_name(), text: diagnostic.file.text() },
+            related,
         };
         if handler.render_report(&mut out, &view).is_err() {
             out.push_str(&format!("{}: {}\n", diagnostic.rule().code(), diagnostic.finding.message));

@@ -9,7 +9,7 @@ use capslint::diagnostic::Diagnostic;
 use capslint::discover::FileKind;
 use capslint::lint::{self, Input};
 use capslint::report::{self, OutputFormat, Style};
-use capslint::settings::{Overrides, Settings};
+use capslint::settings::{ConfigSource, Overrides, Settings, SettingsResolver};
 
 /// The repository root.
 pub fn root() -> PathBuf {
@@ -39,6 +39,23 @@ pub fn lint_text(name: &str, text: &str, settings: &Settings) -> Vec<Diagnostic>
 pub fn lint_file(relative: &Path, settings: &Settings) -> Vec<Diagnostic> {
     let text = std::fs::read_to_string(root().join(relative)).expect("fixture is readable");
     lint_text(&relative.to_string_lossy(), &text, settings)
+}
+
+/// Lints files of the repository together, as one run of `capslint check` from the root would: each file
+/// with the settings of its nearest configuration file, manifests checked across files.
+pub fn lint_together(relative: &[PathBuf]) -> Vec<Diagnostic> {
+    let resolver = SettingsResolver::new(ConfigSource::Hierarchical, Overrides::default(), root()).expect("settings");
+    let inputs = relative
+        .iter()
+        .map(|path| Input {
+            path: path.clone(),
+            display_name: path.to_string_lossy().into_owned(),
+            kind: FileKind::of(path).expect("a known file kind"),
+            text: None,
+            settings: resolver.for_path(path).expect("valid configuration"),
+        })
+        .collect();
+    lint::check_inputs(inputs).diagnostics
 }
 
 /// `(row, code)` of every diagnostic.

@@ -1,0 +1,178 @@
+//! Airflow pod templates: a `KubernetesPodOperator(pod_template_file=...)` call merges its arguments into
+//! the template's FIRST container (`PodGenerator.reconcile_containers` merges by list position):
+//! `container_resources` replaces the container's `resources`, `env_vars` and `pod_runtime_info_envs`
+//! are appended to its `env`, `cmds` and `arguments` replace `command` and `args`.
+//!
+//! The merged view is what runs, so it is the one checked: a template that a DAG of the scan uses is
+//! reported through every such DAG (findings that agree are reported once, with a label at each
+//! operator), and not on its own. A template file outside the scan is read when a DAG names it.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use ruff_text_size::TextRange;
+use rustc_hash::FxHashMap;
+
+use super::model::{EnvSource, EnvVar, Object, Resource, Resources, Value};
+use super::rules::Merged;
+use crate::selection::RuleSet;
+use crate::settings::Settings;
+use crate::source::SourceFile;
+
+/// What a `KubernetesPodOperator` call that names a `pod_template_file` merges into it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PodTemplateCall {
+    /// `pod_template_file`, as written.
+    pub template: String,
+    /// The operator (the callee of the call), where labels point.
+    pub call: TextRange,
+    /// `task_id`, when it is a literal.
+    pub task_id: Option<String>,
+    /// `container_resources`, when given.
+    pub resources: Option<ResourcesOverlay>,
+    /// `env_vars` and `pod_runtime_info_envs` entries capslint can read.
+    pub env: Vec<EnvOverlay>,
+    /// Part of the env could not be read.
+    pub env_open: bool,
+    /// `cmds`, when given.
+    pub command: Option<Vec<String>>,
+    /// `arguments`, when given.
+    pub args: Option<Vec<String>>,
+}
+
+/// `container_resources` of an operator.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ResourcesOverlay {
+    /// `limits` and `requests` as `(resource, quantity)`.
+    Known {
+        /// `limits`.
+        limits: Vec<(String, String)>,
+        /// `requests`.
+        requests: Vec<(String, String)>,
+    },
+    /// Given, but not readable statically.
+    Unknown,
+}
+
+/// One environment variable an operator adds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EnvOverlay {
+    /// The variable.
+    pub name: String,
+    /// Its value.
+    pub value: OverlayValue,
+}
+
+/// The value of an environment variable an operator adds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OverlayValue {
+    /// A literal.
+    Literal(String),
+    /// `V1ResourceFieldSelector(resource=..., divisor=...)`.
+    ResourceField {
+        /// `resource`.
+        resource: String,
+        /// `divisor`, when given.
+        divisor: Option<String>,
+    },
+    /// Another source (a secret, a field reference).
+    Other,
+}
+
+/// A call, with the DAG it is in.
+#[derive(Debug, Clone)]
+pub struct TemplateUse {
+    /// The DAG file.
+    pub dag: Arc<SourceFile>,
+    /// The DAG's settings (used for a template outside the scan).
+    pub settings: Arc<Settings>,
+    /// The rules enabled for the DAG.
+    pub rules: RuleSet,
+    /// The call.
+    pub call: PodTemplateCall,
+}
+
+/// A template object seen through one operator.
+#[derive(Debug)]
+pub struct View {
+    /// The template's file.
+    pub file: usize,
+    /// The object the arguments merge into.
+    pub object: usize,
+    /// The merged object.
+    pub merged_object: Object,
+    /// The operator.
+    pub merged: Merged,
+}
+
+/// Where the template of `call` is on disk: relative to the DAG, else to the configuration root.
+pub fn find_template(use_: &TemplateUse) -> Option<PathBuf> {
+    let template = Path::new(&use_.call.template);
+    let candidates: Vec<PathBuf> = if template.is_absolute() {
+        vec![template.to_path_buf()]
+    } else {
+        let dag_dir = use_.dag.path().parent().map(Path::to_path_buf).unwrap_or_default();
+        vec![dag_dir.join(template), use_.settings.root.join(template)]
+    };
+    candidates.into_iter().find(|candidate| candidate.is_file())
+}
+
+/// The object an operator merges into: the first `Pod` with a container.
+pub fn target(objects: &[Object]) -> Option<usize> {
+    objects
+        .iter()
+        .position(|object| object.kind == "Pod" && object.pods.first().is_some_and(|pod| !pod.containers.is_empty()))
+}
+
+/// The template object as the operator runs it.
+pub fn merge(object: &Object, call: &PodTemplateCall) -> Object {
+    let mut object = object.clone();
+    let Some(container) = object.pods.first_mut().and_then(|pod| pod.containers.first_mut()) else {
+        return object;
+    };
+    let at = container.anchor;
+    let value = |text: &str| Value { text: text.to_string(), range: at };
+    let resources = |list: &[(String, String)]| -> Vec<Resource> {
+        list.iter().map(|(name, quantity)| Resource { name: name.clone(), value: value(quantity) }).collect()
+    };
+    match &call.resources {
+        None => {}
+        Some(ResourcesOverlay::Unknown) => container.resources_open = true,
+        Some(ResourcesOverlay::Known { limits, requests }) => {
+            container.resources = Resources { limits: resources(limits), requests: resources(requests) };
+        }
+    }
+    for env in &call.env {
+        let source = match &env.value {
+            OverlayValue::Literal(text) => EnvSource::Literal(value(text)),
+            OverlayValue::ResourceField { resource, divisor } => EnvSource::ResourceField {
+                resource: value(resource),
+                container: None,
+                divisor: divisor.as_deref().map(value),
+            },
+            OverlayValue::Other => EnvSource::Other,
+        };
+        container.env.push(EnvVar { name: env.name.clone(), name_range: at, source });
+    }
+    container.env_open |= call.env_open;
+    if call.command.is_some() {
+        container.command.clone_from(&call.command);
+    }
+    if call.args.is_some() {
+        container.args.clone_from(&call.args);
+    }
+    object
+}
+
+/// The label at the operator.
+pub fn merged_label(call: &PodTemplateCall) -> String {
+    match &call.task_id {
+        Some(task) => format!("merged with the arguments of task `{task}`"),
+        None => "merged with the arguments of this operator".to_string(),
+    }
+}
+
+/// Canonical paths of files, for matching a template with a scanned file.
+pub fn canonical_index<'a>(paths: impl Iterator<Item = (usize, &'a Path)>) -> FxHashMap<PathBuf, usize> {
+    paths.filter_map(|(index, path)| Some((std::fs::canonicalize(path).ok()?, index))).collect()
+}

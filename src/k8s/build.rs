@@ -1,0 +1,265 @@
+//! Builds the typed model from a YAML stream: every document (and every `List` item) that is a
+//! Kubernetes object, with its pod specs, containers and ConfigMap data.
+
+use ruff_text_size::{TextRange, TextSize};
+
+use super::kinds::{self, ContainerNode, PodNode};
+use super::model::{
+    ConfigMapData, Container, EnvFrom, EnvFromSource, EnvSource, EnvVar, IgnoreCode, Object, Pod, Resource, Resources,
+    Value,
+};
+use super::yaml::{Node, Stream};
+
+/// The annotation that suppresses rules for an object: `capslint.io/ignore: "CAP202,CAP203"`.
+pub const IGNORE_ANNOTATION: &str = "capslint.io/ignore";
+
+/// Every Kubernetes object of the stream, in document order.
+pub fn objects(stream: &Stream<'_>, text: &str) -> Vec<Object> {
+    let mut objects = Vec::new();
+    let mut pending: Vec<Node<'_>> = stream.documents().collect();
+    pending.reverse();
+    while let Some(node) = pending.pop() {
+        let Some((api_version, kind)) = identity(node) else { continue };
+        let items = node.get("items").filter(|items| items.is_sequence());
+        if let Some(items) = items.filter(|_| kind == "List" || kind.ends_with("List")) {
+            let mut items: Vec<Node<'_>> = items.items().collect();
+            items.reverse();
+            pending.extend(items);
+            continue;
+        }
+        objects.push(object(node, api_version, kind, text));
+    }
+    objects
+}
+
+/// `(apiVersion, kind)` of a mapping that has both as strings.
+fn identity(node: Node<'_>) -> Option<(&str, &str)> {
+    Some((node.get("apiVersion")?.as_str()?, node.get("kind")?.as_str()?))
+}
+
+fn value(node: Node<'_>) -> Value {
+    Value { text: node.text().map(|text| text.into_owned()).unwrap_or_default(), range: node.range() }
+}
+
+fn object(node: Node<'_>, api_version: &str, kind: &str, text: &str) -> Object {
+    let metadata = node.get("metadata");
+    let string = |key: &str| metadata.and_then(|metadata| metadata.get(key)).and_then(Node::as_str).map(str::to_string);
+    let name = string("name").or_else(|| string("generateName"));
+    let namespace = string("namespace");
+    let ignore = metadata
+        .and_then(|metadata| metadata.path(&["annotations", IGNORE_ANNOTATION]))
+        .map(|annotation| ignore_codes(annotation, text))
+        .unwrap_or_default();
+    let located = kinds::locate(kind, api_version, node);
+    let config_map = (kind == "ConfigMap" && api_version == "v1").then(|| {
+        let entries = node
+            .get("data")
+            .into_iter()
+            .flat_map(Node::entries)
+            .filter_map(|(key, data)| Some((key.as_str()?.to_string(), value(data))));
+        ConfigMapData::new(name.clone().unwrap_or_default(), namespace.clone(), entries)
+    });
+    Object {
+        kind: kind.to_string(),
+        api_version: api_version.to_string(),
+        name,
+        namespace,
+        range: node.get("kind").map_or_else(|| node.range(), Node::range),
+        ignore,
+        always_on: located.always_on,
+        pods: located.pods.into_iter().map(pod).collect(),
+        config_map,
+    }
+}
+
+/// The codes of the annotation, each with the range where it is written.
+fn ignore_codes(annotation: Node<'_>, text: &str) -> Vec<IgnoreCode> {
+    let Some(value) = annotation.as_str() else { return Vec::new() };
+    let range = annotation.range();
+    let raw = &text[range];
+    let mut search_from = 0;
+    let mut codes = Vec::new();
+    for code in
+        value.split(|character: char| character == ',' || character.is_whitespace()).filter(|code| !code.is_empty())
+    {
+        // Codes are ASCII words, written the same in the source as in the value.
+        let at = raw[search_from..].find(code).map(|index| index + search_from);
+        let code_range = match at {
+            Some(index) => {
+                search_from = index + code.len();
+                TextRange::at(range.start() + TextSize::from(index as u32), TextSize::of(code))
+            }
+            None => range,
+        };
+        codes.push(IgnoreCode { code: code.to_string(), range: code_range });
+    }
+    codes
+}
+
+fn pod(node: PodNode<'_>) -> Pod {
+    Pod {
+        role: node.role,
+        replicas: node.replicas,
+        containers: node.containers.into_iter().map(|container| self::container(container, false)).collect(),
+        init_containers: node.init_containers.into_iter().map(|container| self::container(container, true)).collect(),
+        resources: node.resources.map(resources).unwrap_or_default(),
+    }
+}
+
+fn resources(node: Node<'_>) -> Resources {
+    let list = |key: &str| {
+        node.get(key)
+            .into_iter()
+            .flat_map(Node::entries)
+            .filter(|(_, quantity)| !quantity.is_null())
+            .filter_map(|(name, quantity)| Some(Resource { name: name.as_str()?.to_string(), value: value(quantity) }))
+            .collect()
+    };
+    Resources { limits: list("limits"), requests: list("requests") }
+}
+
+fn container(found: ContainerNode<'_>, init: bool) -> Container {
+    let node = found.node;
+    let name_node = node.get("name").filter(|name| name.as_str().is_some());
+    let anchor = name_node
+        .map(Node::range)
+        .or(found.key)
+        .or_else(|| node.entries().next().map(|(key, _)| key.range()))
+        .unwrap_or_else(|| TextRange::empty(node.start()));
+    let (env, env_open) = match node.get("env") {
+        Some(list) if list.is_sequence() => (list.items().filter_map(env_var).collect(), false),
+        Some(list) if list.is_null() => (Vec::new(), false),
+        Some(_) => (Vec::new(), true),
+        None => (Vec::new(), false),
+    };
+    let strings = |key: &str| -> Option<Vec<String>> {
+        let node = node.get(key).filter(|node| !node.is_null())?;
+        if let Some(text) = node.text() {
+            return Some(vec![text.into_owned()]);
+        }
+        Some(node.items().map(|item| item.text().map(|text| text.into_owned()).unwrap_or_default()).collect())
+    };
+    Container {
+        name: name_node.and_then(Node::as_str).map(str::to_string).or(found.default_name.map(str::to_string)),
+        anchor,
+        init,
+        partial: found.partial,
+        resources: node.get("resources").or_else(|| node.get("resourcesPerNode")).map(resources).unwrap_or_default(),
+        env,
+        env_open,
+        env_from: node.get("envFrom").into_iter().flat_map(Node::items).map(env_from).collect(),
+        command: strings("command"),
+        args: strings("args"),
+        resources_open: false,
+    }
+}
+
+fn env_var(item: Node<'_>) -> Option<EnvVar> {
+    let name_node = item.get("name")?;
+    let name = name_node.as_str()?.to_string();
+    let source = match item.get("valueFrom").filter(|from| from.is_mapping()) {
+        Some(from) => {
+            if let Some(field) = from.get("resourceFieldRef") {
+                EnvSource::ResourceField {
+                    resource: field
+                        .get("resource")
+                        .map(value)
+                        .unwrap_or(Value { text: String::new(), range: TextRange::empty(field.start()) }),
+                    container: field.get("containerName").and_then(Node::as_str).map(str::to_string),
+                    divisor: field.get("divisor").filter(|divisor| !divisor.is_null()).map(value),
+                }
+            } else if let Some(reference) = from.get("configMapKeyRef") {
+                EnvSource::ConfigMapKey {
+                    name: reference.get("name").and_then(Node::text).map(|text| text.into_owned()).unwrap_or_default(),
+                    key: reference.get("key").and_then(Node::text).map(|text| text.into_owned()).unwrap_or_default(),
+                }
+            } else {
+                EnvSource::Other
+            }
+        }
+        None => EnvSource::Literal(match item.get("value").filter(|value| !value.is_null()) {
+            Some(node) => value(node),
+            None => Value { text: String::new(), range: name_node.range() },
+        }),
+    };
+    Some(EnvVar { name, name_range: name_node.range(), source })
+}
+
+fn env_from(item: Node<'_>) -> EnvFrom {
+    let prefix = item.get("prefix").and_then(Node::text).map(|text| text.into_owned()).unwrap_or_default();
+    let source = match item.path(&["configMapRef", "name"]).and_then(Node::as_str) {
+        Some(name) => EnvFromSource::ConfigMap(name.to_string()),
+        None => EnvFromSource::Opaque,
+    };
+    EnvFrom { source, prefix, range: item.range() }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::k8s::yaml;
+
+    /// `(kind, role, container names)` of every pod found.
+    fn pods(text: &str) -> Vec<(String, Option<String>, Vec<String>)> {
+        let stream = yaml::load(text).unwrap();
+        objects(&stream, text)
+            .into_iter()
+            .flat_map(|object| {
+                object.pods.into_iter().map(move |pod| {
+                    let names = pod.init_containers.iter().chain(&pod.containers).map(|c| c.display_name().to_string());
+                    (object.kind.clone(), pod.role, names.collect())
+                })
+            })
+            .collect()
+    }
+
+    #[test]
+    fn pod_specs_of_core_kinds_and_lists() {
+        let text = "apiVersion: v1\nkind: List\nitems:\n- apiVersion: batch/v1\n  kind: CronJob\n  spec:\n    \
+                    jobTemplate:\n      spec:\n        template:\n          spec:\n            containers: [{name: a, image: \
+                    x}]\n- apiVersion: v1\n  kind: Pod\n  spec:\n    initContainers: [{name: i}]\n    containers: [{name: \
+                    b}]\n---\napiVersion: apps/v1\nkind: Deployment\nspec:\n  replicas: 3\n  template:\n    spec:\n      \
+                    containers: [{name: c}]\n";
+        assert_eq!(
+            pods(text),
+            vec![
+                ("CronJob".into(), None, vec!["a".into()]),
+                ("Pod".into(), None, vec!["i".into(), "b".into()]),
+                ("Deployment".into(), None, vec!["c".into()]),
+            ]
+        );
+    }
+
+    #[test]
+    fn pod_specs_of_crds() {
+        let text = "apiVersion: argoproj.io/v1alpha1\nkind: Workflow\nspec:\n  templates:\n  - name: steps\n    steps: \
+                    []\n  - name: t\n    container: {image: x}\n    sidecars: [{name: s, image: y}]\n---\napiVersion: \
+                    kubeflow.org/v1\nkind: PyTorchJob\nspec:\n  pytorchReplicaSpecs:\n    Worker:\n      replicas: 2\n      \
+                    template:\n        spec:\n          containers: [{name: pytorch}]\n---\napiVersion: ray.io/v1\nkind: \
+                    RayCluster\nspec:\n  headGroupSpec:\n    template:\n      spec:\n        containers: [{name: head}]\n  \
+                    workerGroupSpecs:\n  - groupName: gpu\n    template:\n      spec:\n        containers: [{name: \
+                    worker}]\n---\napiVersion: example.com/v1\nkind: Custom\nspec:\n  a:\n    b:\n      containers: [{name: \
+                    c, image: x}]\n  notes:\n    containers: [{name: not-a-container}]\n";
+        assert_eq!(
+            pods(text),
+            vec![
+                ("Workflow".into(), Some("template `t`".into()), vec!["main".into(), "s".into()]),
+                ("PyTorchJob".into(), Some("`Worker` replicas".into()), vec!["pytorch".into()]),
+                ("RayCluster".into(), Some("head group".into()), vec!["head".into()]),
+                ("RayCluster".into(), Some("worker group `gpu`".into()), vec!["worker".into()]),
+                ("Custom".into(), None, vec!["c".into()]),
+            ]
+        );
+    }
+
+    #[test]
+    fn values_read_through_aliases_point_at_the_alias() {
+        let text = "apiVersion: v1\nkind: Pod\nspec:\n  containers:\n  - name: a\n    env: &env\n    - {name: X, value: \
+                    \"1\"}\n  - name: b\n    env: *env\n";
+        let stream = yaml::load(text).unwrap();
+        let object = objects(&stream, text).remove(0);
+        let [a, b] = &object.pods[0].containers[..] else { panic!("two containers") };
+        assert_eq!(&text[a.env[0].name_range], "X");
+        assert_eq!(&text[b.env[0].name_range], "*env");
+    }
+}

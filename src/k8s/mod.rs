@@ -1,0 +1,117 @@
+//! Kubernetes and Airflow pod-template YAML: the CAP2xx rules.
+//!
+//! Each file is parsed on its own, in parallel: the hostile-input guard, saphyr, then the typed model
+//! (objects, pod specs, containers, ConfigMaps). The rules run afterwards over the whole scan
+//! ([`check`]), because `envFrom` ConfigMaps, Airflow operators and VRAM budgets cross files.
+
+pub mod airflow;
+mod build;
+mod configmaps;
+mod env;
+mod exec;
+mod helm;
+mod kinds;
+pub mod model;
+mod project;
+pub mod quantity;
+mod rules;
+mod suppress;
+pub mod yaml;
+
+use std::sync::Arc;
+
+use ruff_text_size::TextRange;
+
+use crate::diagnostic::Finding;
+use crate::registry::{Family, Rule};
+use crate::selection::RuleSet;
+use crate::settings::Settings;
+use crate::source::SourceFile;
+
+pub use airflow::{EnvOverlay, OverlayValue, PodTemplateCall, ResourcesOverlay, TemplateUse};
+pub use project::{Outcome, check};
+
+/// A parsed manifest file, waiting for the cross-file phase.
+#[derive(Debug)]
+pub struct ManifestFile {
+    /// The file.
+    pub file: Arc<SourceFile>,
+    /// Its settings.
+    pub settings: Arc<Settings>,
+    /// The rules enabled for it.
+    pub rules: RuleSet,
+    /// Its Kubernetes objects, in document order.
+    pub objects: Vec<model::Object>,
+    /// Its `# capslint: ignore[...]` comments.
+    pub directives: Vec<suppress::Directive>,
+}
+
+/// What parsing one YAML file produced.
+#[derive(Debug, Default)]
+pub struct Parsed {
+    /// The model, when the file holds Kubernetes objects.
+    pub manifest: Option<ManifestFile>,
+    /// CAP001, when a file that looks like a manifest does not parse.
+    pub findings: Vec<Finding>,
+    /// An informational line (a skipped Helm chart template).
+    pub notice: Option<String>,
+}
+
+/// Whether `text` may hold a Kubernetes object: every object has a `kind` key, which YAML can only spell
+/// without the letters `kind` through a `\` escape in a double-quoted key.
+pub fn may_contain_objects(text: &str) -> bool {
+    memchr::memmem::find(text.as_bytes(), b"kind").is_some() || text.contains('\\')
+}
+
+/// Whether a text that does not parse is meant to be a manifest: it has `apiVersion:` and `kind:` keys at
+/// the start of a line (after indentation or a list dash).
+pub fn looks_like_manifest(text: &str) -> bool {
+    let starts = |key: &str| {
+        text.lines().any(|line| {
+            let line = line.trim_start();
+            let line = line.strip_prefix("- ").map_or(line, str::trim_start);
+            line.starts_with(key)
+        })
+    };
+    starts("apiVersion:") && starts("kind:")
+}
+
+/// Parses one YAML file into its model. Files that are not Kubernetes manifests (CI workflows, compose
+/// files, configuration) produce nothing; a file that does not parse produces CAP001 when it looks like a
+/// manifest; a Helm chart template produces a notice.
+pub fn parse(file: Arc<SourceFile>, settings: Arc<Settings>, rules: RuleSet) -> Parsed {
+    let mut parsed = Parsed::default();
+    let wanted = rules.iter().any(|rule| rule.family() == Family::Manifest) || rules.contains(Rule::SyntaxError);
+    if !wanted {
+        return parsed;
+    }
+    let text = file.text();
+    if let Some(chart) = helm::chart_of(file.path(), file.display_name(), text) {
+        parsed.notice = Some(helm::notice(&chart));
+        return parsed;
+    }
+    if settings.prefilter && !may_contain_objects(text) {
+        return parsed;
+    }
+    let stream = match yaml::load(text) {
+        Ok(stream) => stream,
+        Err(error) => {
+            if rules.contains(Rule::SyntaxError) && looks_like_manifest(text) {
+                parsed.findings.push(
+                    Finding::new(Rule::SyntaxError, TextRange::empty(error.offset), error.message)
+                        .label(if error.refused { "refused here" } else { "cannot parse this" })
+                        .help("fix the YAML; the manifest rules run only on files that parse"),
+                );
+            }
+            return parsed;
+        }
+    };
+    let objects = build::objects(&stream, text);
+    if objects.is_empty() {
+        return parsed;
+    }
+    let directives = suppress::directives(text, &stream);
+    drop(stream);
+    parsed.manifest = Some(ManifestFile { file, settings, rules, objects, directives });
+    parsed
+}

@@ -1,0 +1,228 @@
+//! The cross-file phase: after every file is parsed (in parallel), index the ConfigMaps, merge Airflow
+//! operators into their pod templates, run the rules file by file (in parallel), sum the VRAM budgets of
+//! the whole scan, apply suppressions, and produce diagnostics in a deterministic order.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use rayon::prelude::*;
+use rustc_hash::{FxHashMap, FxHashSet};
+
+use super::airflow::{self, TemplateUse, View};
+use super::configmaps::{ConfigMapIndex, ConfigMapRef};
+use super::env::Env;
+use super::model::Object;
+use super::rules::{self, Checker, ContainerContext, CpuLimit, Merged, Project, Reported};
+use super::{ManifestFile, suppress};
+use crate::diagnostic::{Diagnostic, Finding};
+use crate::source::SourceFile;
+
+/// What the cross-file phase produced.
+#[derive(Debug, Default)]
+pub struct Outcome {
+    /// The diagnostics of every manifest.
+    pub diagnostics: Vec<Diagnostic>,
+    /// Informational lines.
+    pub notices: Vec<String>,
+    /// Manifests that were read only because a DAG names them.
+    pub extra_files: usize,
+}
+
+/// Runs the manifest rules over every parsed file and the Airflow operators that use them as templates.
+pub fn check(mut files: Vec<ManifestFile>, mut uses: Vec<TemplateUse>) -> Outcome {
+    files.sort_by(|a, b| (a.file.display_name(), a.file.path()).cmp(&(b.file.display_name(), b.file.path())));
+    let mut outcome = Outcome::default();
+    let views = resolve_templates(&mut files, &mut uses, &mut outcome);
+
+    let mut config_maps = ConfigMapIndex::default();
+    for (file_index, file) in files.iter().enumerate() {
+        for (object_index, object) in file.objects.iter().enumerate() {
+            if let Some(data) = &object.config_map {
+                config_maps.insert(ConfigMapRef { file: file_index, object: object_index, data });
+            }
+        }
+    }
+    let project = Project { files: &files, config_maps };
+
+    let mut views_by_object: FxHashMap<(usize, usize), Vec<&View>> = FxHashMap::default();
+    for view in &views {
+        views_by_object.entry((view.file, view.object)).or_default().push(view);
+    }
+    let excluded: FxHashSet<(usize, usize)> = views_by_object.keys().copied().collect();
+    let mut reported: Vec<Reported> =
+        (0..files.len()).into_par_iter().flat_map_iter(|index| check_file(&project, index, &views_by_object)).collect();
+    reported.extend(rules::vram_overcommit::check(&project, &excluded));
+
+    let findings = suppress::apply(&files, merge_duplicates(reported));
+    outcome.diagnostics = findings
+        .into_iter()
+        .map(|(file, finding)| {
+            let manifest = &files[file];
+            Diagnostic {
+                severity: manifest.settings.severity(finding.rule),
+                finding: name_related_locations(finding),
+                file: Arc::clone(&manifest.file),
+            }
+        })
+        .collect();
+    outcome
+}
+
+/// Finds the template of every operator call, reading the ones outside the scan, and builds the merged
+/// views. Returns the views; CAP001 of templates that do not parse goes into `outcome`.
+fn resolve_templates(files: &mut Vec<ManifestFile>, uses: &mut [TemplateUse], outcome: &mut Outcome) -> Vec<View> {
+    if uses.is_empty() {
+        return Vec::new();
+    }
+    uses.sort_by(|a, b| (a.dag.display_name(), a.call.call.start()).cmp(&(b.dag.display_name(), b.call.call.start())));
+    let mut by_path = airflow::canonical_index(files.iter().enumerate().map(|(index, file)| (index, file.file.path())));
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let mut views = Vec::new();
+    for use_ in uses.iter() {
+        let Some(path) = airflow::find_template(use_) else { continue };
+        let Ok(canonical) = std::fs::canonicalize(&path) else { continue };
+        let file_index = match by_path.get(&canonical) {
+            Some(index) => *index,
+            None => match read_template(&path, &cwd, use_, outcome) {
+                Some(manifest) => {
+                    files.push(manifest);
+                    outcome.extra_files += 1;
+                    by_path.insert(canonical, files.len() - 1);
+                    files.len() - 1
+                }
+                None => continue,
+            },
+        };
+        let Some(object) = airflow::target(&files[file_index].objects) else { continue };
+        views.push(View {
+            file: file_index,
+            object,
+            merged_object: airflow::merge(&files[file_index].objects[object], &use_.call),
+            merged: Merged {
+                dag: Arc::clone(&use_.dag),
+                call: use_.call.call,
+                text: airflow::merged_label(&use_.call),
+            },
+        });
+    }
+    views
+}
+
+/// Reads and parses a template that is not part of the scan.
+fn read_template(path: &Path, cwd: &Path, use_: &TemplateUse, outcome: &mut Outcome) -> Option<ManifestFile> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let display = crate::discover::display_name(path, cwd);
+    let file = Arc::new(SourceFile::new(path.to_path_buf(), display, text));
+    let parsed = super::parse(Arc::clone(&file), Arc::clone(&use_.settings), use_.rules);
+    outcome.notices.extend(parsed.notice);
+    outcome.diagnostics.extend(parsed.findings.into_iter().map(|finding| Diagnostic {
+        severity: use_.settings.severity(finding.rule),
+        finding,
+        file: Arc::clone(&file),
+    }));
+    parsed.manifest
+}
+
+/// Runs the per-container rules over one file: its objects, or their merged views when Airflow operators
+/// use them as templates.
+fn check_file(
+    project: &Project<'_>,
+    file_index: usize,
+    views: &FxHashMap<(usize, usize), Vec<&View>>,
+) -> Vec<Reported> {
+    let file = &project.files[file_index];
+    let mut reported = Vec::new();
+    for (object_index, object) in file.objects.iter().enumerate() {
+        match views.get(&(file_index, object_index)) {
+            Some(views) => {
+                for view in views {
+                    let mut checker = Checker::new(file.rules, file.settings.strict, Some(&view.merged));
+                    check_object(&mut checker, project, file_index, object_index, &view.merged_object);
+                    reported.extend(checker.into_reported());
+                }
+            }
+            None => {
+                let mut checker = Checker::new(file.rules, file.settings.strict, None);
+                check_object(&mut checker, project, file_index, object_index, object);
+                reported.extend(checker.into_reported());
+            }
+        }
+    }
+    reported
+}
+
+fn check_object<'p>(
+    checker: &mut Checker<'p>,
+    project: &'p Project<'p>,
+    file: usize,
+    object_index: usize,
+    object: &'p Object,
+) {
+    let settings = &project.files[file].settings;
+    let namespace = object.namespace.as_deref();
+    for pod in &object.pods {
+        let contexts: Vec<ContainerContext<'p>> = pod
+            .init_containers
+            .iter()
+            .chain(&pod.containers)
+            .map(|container| ContainerContext {
+                project,
+                file,
+                object_index,
+                object,
+                pod,
+                container,
+                env: Env::of(container, namespace, file, &project.config_maps),
+                limit: CpuLimit::of(container, pod),
+                settings,
+            })
+            .collect();
+        rules::check_pod(checker, &contexts);
+    }
+}
+
+/// Findings that several views of one template agree on are reported once, with every operator labelled.
+fn merge_duplicates(mut reported: Vec<Reported>) -> Vec<Reported> {
+    let key = |item: &Reported| (item.file, item.finding.range.start(), item.finding.rule, item.finding.range.end());
+    reported.sort_by(|a, b| key(a).cmp(&key(b)).then_with(|| a.finding.message.cmp(&b.finding.message)));
+    let mut merged: Vec<Reported> = Vec::with_capacity(reported.len());
+    for item in reported {
+        if let Some(last) = merged.last_mut()
+            && key(last) == key(&item)
+            && last.finding.message == item.finding.message
+        {
+            for related in item.finding.related {
+                let duplicate = last
+                    .finding
+                    .related
+                    .iter()
+                    .any(|existing| existing.range == related.range && existing.file.path() == related.file.path());
+                if !duplicate {
+                    last.finding.related.push(related);
+                }
+            }
+            last.owners.extend(item.owners);
+            last.lines.extend(item.lines);
+            continue;
+        }
+        merged.push(item);
+    }
+    merged
+}
+
+/// Names the locations in other files in the message, for the one-line formats.
+fn name_related_locations(mut finding: Finding) -> Finding {
+    if finding.related.is_empty() {
+        return finding;
+    }
+    let locations: Vec<String> = finding
+        .related
+        .iter()
+        .map(|related| {
+            let location = related.file.location(related.range.start());
+            format!("{}:{}:{}", related.file.display_name(), location.row, location.column)
+        })
+        .collect();
+    finding.message.push_str(&format!(" (see {})", locations.join(", ")));
+    finding
+}

@@ -1,0 +1,273 @@
+//! The CAP2xx rules, one module each, and what they share: the container being checked with its pod,
+//! object, effective environment and CPU limit, and the checker that collects what they report.
+
+mod cap_exceeds_limit;
+mod cpu_limit;
+mod cpu_limit_ref;
+mod extended_resources;
+mod fractional_limit;
+mod gpu_budget;
+mod guaranteed;
+mod thread_caps;
+pub mod vram_overcommit;
+mod wait_policy;
+
+use std::sync::Arc;
+
+use ruff_text_size::{TextRange, TextSize};
+
+use super::ManifestFile;
+use super::configmaps::ConfigMapIndex;
+use super::env::Env;
+use super::model::{Container, Object, Pod, Resource};
+use super::quantity::Quantity;
+use crate::diagnostic::Finding;
+use crate::registry::Rule;
+use crate::selection::RuleSet;
+use crate::settings::Settings;
+use crate::source::SourceFile;
+
+/// The thread variables a cap can be written in, besides the configured `thread-caps`.
+pub const KNOWN_THREAD_VARIABLES: &[&str] = &[
+    "OMP_NUM_THREADS",
+    "OPENBLAS_NUM_THREADS",
+    "MKL_NUM_THREADS",
+    "NUMEXPR_NUM_THREADS",
+    "NUMEXPR_MAX_THREADS",
+    "VECLIB_MAXIMUM_THREADS",
+    "BLIS_NUM_THREADS",
+    "NUMBA_NUM_THREADS",
+    "LOKY_MAX_CPU_COUNT",
+    "GOTO_NUM_THREADS",
+    "POLARS_MAX_THREADS",
+];
+
+/// The Downward API resource that carries the CPU limit.
+pub const LIMITS_CPU: &str = "limits.cpu";
+
+/// Every scanned manifest and the ConfigMaps among them.
+pub struct Project<'p> {
+    /// The files, sorted by display name.
+    pub files: &'p [ManifestFile],
+    /// Their ConfigMaps.
+    pub config_maps: ConfigMapIndex<'p>,
+}
+
+/// A finding with what can suppress it.
+#[derive(Debug, Clone)]
+pub struct Reported {
+    /// The file it is reported in (an index into the project's files).
+    pub file: usize,
+    /// The finding.
+    pub finding: Finding,
+    /// The objects whose `capslint.io/ignore` annotation suppresses it: `(file, object)`.
+    pub owners: Vec<(usize, usize)>,
+    /// Lines where a `# capslint: ignore[...]` comment suppresses it: `(file, offset on the line)`.
+    pub lines: Vec<(usize, TextSize)>,
+}
+
+/// Where a view of a pod template comes from: the Airflow operator that merges its arguments into it.
+#[derive(Debug, Clone)]
+pub struct Merged {
+    /// The DAG.
+    pub dag: Arc<SourceFile>,
+    /// The operator call.
+    pub call: TextRange,
+    /// What to say there.
+    pub text: String,
+}
+
+/// The CPU limit that applies to a container.
+#[derive(Debug, Clone, Copy)]
+pub enum CpuLimit<'p> {
+    /// None, at container or pod level.
+    Missing,
+    /// Set by arguments capslint cannot read (an Airflow operator's `container_resources` from a call).
+    Unknown,
+    /// Written, but not a valid quantity, or negative.
+    Invalid(&'p Resource),
+    /// `0`, which Kubernetes treats as no limit.
+    Zero(&'p Resource),
+    /// A limit.
+    Valid {
+        /// Where it is written.
+        resource: &'p Resource,
+        /// Its value.
+        quantity: Quantity,
+        /// Whether it is the pod-level `spec.resources` limit.
+        pod_level: bool,
+    },
+}
+
+impl<'p> CpuLimit<'p> {
+    fn classify(resource: &'p Resource, pod_level: bool) -> CpuLimit<'p> {
+        match Quantity::parse(&resource.value.text) {
+            Ok(quantity) if quantity.is_negative() => CpuLimit::Invalid(resource),
+            Ok(quantity) if quantity.is_zero() => CpuLimit::Zero(resource),
+            Ok(quantity) => CpuLimit::Valid { resource, quantity, pod_level },
+            Err(_) => CpuLimit::Invalid(resource),
+        }
+    }
+
+    /// The container's own limit, else the pod-level one.
+    pub fn of(container: &'p Container, pod: &'p Pod) -> CpuLimit<'p> {
+        if container.resources_open {
+            return CpuLimit::Unknown;
+        }
+        if let Some(resource) = container.resources.limit("cpu") {
+            return Self::classify(resource, false);
+        }
+        match pod.resources.limit("cpu") {
+            Some(resource) => Self::classify(resource, true),
+            None => CpuLimit::Missing,
+        }
+    }
+
+    /// The limit, when it is a usable one.
+    pub fn quantity(self) -> Option<Quantity> {
+        match self {
+            CpuLimit::Valid { quantity, .. } => Some(quantity),
+            _ => None,
+        }
+    }
+}
+
+/// One container under check, with everything the rules read about it.
+pub struct ContainerContext<'p> {
+    /// The project.
+    pub project: &'p Project<'p>,
+    /// The index of its file.
+    pub file: usize,
+    /// The index of its object in the file.
+    pub object_index: usize,
+    /// Its object.
+    pub object: &'p Object,
+    /// Its pod.
+    pub pod: &'p Pod,
+    /// The container.
+    pub container: &'p Container,
+    /// Its effective environment.
+    pub env: Env<'p>,
+    /// Its CPU limit.
+    pub limit: CpuLimit<'p>,
+    /// The settings of its file.
+    pub settings: &'p Settings,
+}
+
+impl<'p> ContainerContext<'p> {
+    /// `container `train` of Deployment `churn``, `init container `setup` (worker group `gpu`) of
+    /// RayCluster `ray``.
+    pub fn subject(&self) -> String {
+        let kind = if self.container.init { "init container" } else { "container" };
+        let role = self.pod.role.as_ref().map(|role| format!(" ({role})")).unwrap_or_default();
+        format!("{kind} `{}`{role} of {}", self.container.display_name(), self.object.describe())
+    }
+
+    /// The source file of the container.
+    pub fn source(&self) -> &'p Arc<SourceFile> {
+        &self.project.files[self.file].file
+    }
+
+    /// Labels the container on a finding reported in file `at` (a ConfigMap's): a secondary label in the
+    /// same file, otherwise a related location.
+    pub fn label_container(&self, finding: Finding, at: usize, text: String) -> Finding {
+        if at == self.file {
+            finding.secondary(self.container.anchor, text)
+        } else {
+            finding.related(Arc::clone(self.source()), self.container.anchor, text)
+        }
+    }
+
+    /// The variables that count as thread caps: the configured ones, then the other known thread
+    /// variables.
+    pub fn cap_variables(&self) -> impl Iterator<Item = &'p str> + use<'p> {
+        let configured = self.settings.thread_caps.iter().map(String::as_str);
+        let known = KNOWN_THREAD_VARIABLES
+            .iter()
+            .copied()
+            .filter(|name| !self.settings.thread_caps.iter().any(|cap| cap == name));
+        configured.chain(known)
+    }
+}
+
+/// Collects findings for one file (or one view of it).
+pub struct Checker<'p> {
+    rules: RuleSet,
+    strict: bool,
+    merged: Option<&'p Merged>,
+    out: Vec<Reported>,
+}
+
+impl<'p> Checker<'p> {
+    /// A checker for a file with `rules`; `merged` marks a view through an Airflow operator.
+    pub fn new(rules: RuleSet, strict: bool, merged: Option<&'p Merged>) -> Self {
+        Checker { rules, strict, merged, out: Vec::new() }
+    }
+
+    /// Whether `rule` runs.
+    pub fn enabled(&self, rule: Rule) -> bool {
+        self.rules.contains(rule)
+    }
+
+    /// Whether unknown provenance is reported.
+    pub fn strict(&self) -> bool {
+        self.strict
+    }
+
+    /// Reports a finding about `context`'s container, at a range of its own file.
+    pub fn report(&mut self, context: &ContainerContext<'p>, finding: Finding) {
+        let lines = vec![(context.file, finding.range.start()), (context.file, context.container.anchor.start())];
+        let owners = vec![(context.file, context.object_index)];
+        self.push(Reported { file: context.file, finding, owners, lines });
+    }
+
+    /// Reports a finding placed elsewhere (in a ConfigMap), suppressible there and at the container.
+    pub fn report_at(&mut self, context: &ContainerContext<'p>, file: usize, object: usize, finding: Finding) {
+        let lines = vec![(file, finding.range.start()), (context.file, context.container.anchor.start())];
+        let owners = vec![(file, object), (context.file, context.object_index)];
+        self.push(Reported { file, finding, owners, lines });
+    }
+
+    fn push(&mut self, mut reported: Reported) {
+        if !self.enabled(reported.finding.rule) {
+            return;
+        }
+        if let Some(merged) = self.merged {
+            reported.finding = reported.finding.related(Arc::clone(&merged.dag), merged.call, merged.text.clone());
+        }
+        self.out.push(reported);
+    }
+
+    /// What was reported.
+    pub fn into_reported(self) -> Vec<Reported> {
+        self.out
+    }
+}
+
+/// Runs every per-container and per-pod rule on one pod.
+pub fn check_pod<'p>(checker: &mut Checker<'p>, contexts: &[ContainerContext<'p>]) {
+    for context in contexts {
+        cpu_limit::check(checker, context);
+        if context.container.init {
+            continue;
+        }
+        cpu_limit_ref::check(checker, context);
+        thread_caps::check(checker, context);
+        cap_exceeds_limit::check(checker, context);
+        wait_policy::check(checker, context);
+        fractional_limit::check(checker, context);
+        gpu_budget::check(checker, context);
+        extended_resources::check(checker, context);
+    }
+    fractional_limit::check_pod_level(checker, contexts);
+    guaranteed::check(checker, contexts);
+}
+
+/// `a`, `a and b`, `a, b and c`.
+pub fn join_names(names: &[String]) -> String {
+    match names {
+        [] => String::new(),
+        [one] => one.clone(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+    }
+}

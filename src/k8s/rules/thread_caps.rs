@@ -1,0 +1,64 @@
+//! CAP203 missing-thread-caps: a container that does not set every required thread cap (`thread-caps`,
+//! by default ADR-0096's five), neither in `env`, nor through an `envFrom` ConfigMap of the scan, nor by
+//! starting through `capslint exec`. When a source cannot be read (a ConfigMap outside the scan, a
+//! Secret), the rule stays silent unless `--strict`.
+
+use super::{Checker, ContainerContext, join_names};
+use crate::diagnostic::Finding;
+use crate::k8s::env::Origin;
+use crate::k8s::model::EnvSource;
+use crate::registry::Rule;
+
+/// Whether the variable is set to something (an empty literal leaves the library default in place).
+fn is_set(context: &ContainerContext<'_>, name: &str) -> bool {
+    let Some(origin) = context.env.get(name) else { return false };
+    match origin {
+        Origin::Env { var, .. } => !matches!(&var.source, EnvSource::Literal(value) if value.text.trim().is_empty()),
+        Origin::ConfigMap { value, .. } => !value.text.trim().is_empty(),
+        Origin::Exec => true,
+    }
+}
+
+/// Checks one app container.
+pub fn check<'p>(checker: &mut Checker<'p>, context: &ContainerContext<'p>) {
+    if !checker.enabled(Rule::MissingThreadCaps) || context.container.partial || context.env.exec {
+        return;
+    }
+    let caps = &context.settings.thread_caps;
+    let missing: Vec<String> = caps.iter().filter(|cap| !is_set(context, cap)).map(|cap| format!("`{cap}`")).collect();
+    if missing.is_empty() || (!context.env.complete() && !checker.strict()) {
+        return;
+    }
+    let mut message = if missing.len() == caps.len() {
+        format!(
+            "{} sets none of the thread caps ({}): OpenMP, BLAS and loky size their pools from the node's cores",
+            context.subject(),
+            join_names(&missing)
+        )
+    } else {
+        let noun = if missing.len() == 1 { "thread cap" } else { "thread caps" };
+        format!("{} does not set the {noun} {}", context.subject(), join_names(&missing))
+    };
+    if !context.env.complete() {
+        message.push_str(&format!(" (unless {} provides them)", join_names(&context.env.unresolved)));
+    }
+    let resolved_example = context.container.env.iter().find_map(|var| match &var.source {
+        EnvSource::ResourceField { resource, container: None, divisor: None } if resource.text == "limits.cpu" => {
+            Some(var.name.clone())
+        }
+        _ => None,
+    });
+    let source = match resolved_example {
+        Some(name) => format!("value: $({name})"),
+        None => "valueFrom: {resourceFieldRef: {resource: limits.cpu}}".to_string(),
+    };
+    let first = caps.iter().find(|cap| missing.contains(&format!("`{cap}`"))).cloned().unwrap_or_default();
+    checker.report(
+        context,
+        Finding::new(Rule::MissingThreadCaps, context.container.anchor, message)
+            .label(format!("missing {} of {} thread caps", missing.len(), caps.len()))
+            .help(format!(
+                "add each to `env`, e.g. `- {{name: {first}, {source}}}`, or start the container with `capslint exec --`"
+            )),
+    );
+}

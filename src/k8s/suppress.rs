@@ -1,0 +1,204 @@
+//! Suppressions in manifests: the `capslint.io/ignore: "CAP202,CAP203"` annotation on an object's
+//! metadata (in the spirit of `ignore-check.kube-linter.io/<check>`), and a `# capslint: ignore[CAP201]`
+//! comment on the line where the finding starts or on the line of its container's `- name:`. A code that
+//! suppresses nothing, or names no rule, is reported as CAP002.
+
+use ruff_text_size::{TextRange, TextSize};
+use rustc_hash::{FxHashMap, FxHashSet};
+
+use super::ManifestFile;
+use super::build::IGNORE_ANNOTATION;
+use super::rules::Reported;
+use super::yaml::{Node, Stream};
+use crate::diagnostic::Finding;
+use crate::registry::{Family, Rule};
+
+const PREFIX: &str = "capslint:";
+
+/// One `# capslint: ignore[...]` comment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Directive {
+    /// Where the comment starts.
+    pub start: TextSize,
+    /// The codes, each with its range.
+    pub codes: Vec<(String, TextRange)>,
+}
+
+/// Parses the directive of a comment whose `#` is at `hash` in `text`.
+fn parse(text: &str, hash: usize) -> Option<Directive> {
+    let line_end = text[hash..].find('\n').map_or(text.len(), |index| hash + index);
+    let comment = &text[hash + 1..line_end];
+    let rest = comment.trim_start().strip_prefix(PREFIX)?.trim_start();
+    let inner = rest.strip_prefix("ignore")?.trim_start().strip_prefix('[')?;
+    let close = inner.find(']')?;
+    // `inner` is a suffix of the line.
+    let inner_start = line_end - inner.len();
+    let mut codes = Vec::new();
+    let mut offset = 0;
+    for piece in inner[..close].split(',') {
+        let code = piece.trim();
+        let code_start = inner_start + offset + (piece.len() - piece.trim_start().len());
+        offset += piece.len() + 1;
+        if !code.is_empty() {
+            codes.push((code.to_string(), TextRange::at(TextSize::from(code_start as u32), TextSize::of(code))));
+        }
+    }
+    (!codes.is_empty()).then(|| Directive { start: TextSize::from(hash as u32), codes })
+}
+
+/// Every directive of a file. A `#` counts only where YAML starts a comment (at the start of a line or
+/// after whitespace) and outside every scalar, so a quoted or block string that mentions one is text.
+pub fn directives(text: &str, stream: &Stream<'_>) -> Vec<Directive> {
+    let mut found: Vec<Directive> = memchr::memmem::find_iter(text.as_bytes(), PREFIX)
+        .filter_map(|at| {
+            let before = text[..at].trim_end_matches([' ', '\t']);
+            let hash = before.len().checked_sub(1).filter(|hash| text.as_bytes()[*hash] == b'#')?;
+            let starts_comment = hash == 0 || matches!(text.as_bytes()[hash - 1], b' ' | b'\t' | b'\n' | b'\r');
+            starts_comment.then(|| parse(text, hash)).flatten()
+        })
+        .collect();
+    if found.is_empty() {
+        return found;
+    }
+    let mut scalars: Vec<TextRange> = Vec::new();
+    let mut stack: Vec<Node<'_>> = stream.documents().collect();
+    while let Some(node) = stack.pop() {
+        if node.scalar().is_some() {
+            scalars.push(node.range());
+            continue;
+        }
+        stack.extend(node.items());
+        for (key, value) in node.entries() {
+            stack.push(key);
+            stack.push(value);
+        }
+    }
+    // Scalars do not overlap: the one that could hold a comment is the last that starts before it.
+    scalars.sort_by_key(|range| range.start());
+    found.retain(|directive| {
+        let before = scalars.partition_point(|range| range.start() <= directive.start);
+        !before.checked_sub(1).is_some_and(|index| scalars[index].contains(directive.start))
+    });
+    found
+}
+
+/// Whether an annotation or directive code names `rule`.
+fn names(code: &str, rule: Rule) -> bool {
+    code.eq_ignore_ascii_case(rule.code()) || code.eq_ignore_ascii_case(rule.name())
+}
+
+/// Drops the suppressed findings and adds CAP002 for every code that suppressed nothing; returns
+/// `(file, finding)` pairs.
+pub fn apply(files: &[ManifestFile], reported: Vec<Reported>) -> Vec<(usize, Finding)> {
+    let mut used_annotations: FxHashSet<(usize, usize, usize)> = FxHashSet::default();
+    let mut used_directives: FxHashSet<(usize, usize, usize)> = FxHashSet::default();
+    let mut by_row: FxHashMap<(usize, usize), Vec<usize>> = FxHashMap::default();
+    for (file_index, file) in files.iter().enumerate() {
+        for (index, directive) in file.directives.iter().enumerate() {
+            by_row.entry((file_index, file.file.row(directive.start))).or_default().push(index);
+        }
+    }
+    let mut kept = Vec::new();
+    for item in reported {
+        let rule = item.finding.rule;
+        let mut suppressed = false;
+        for &(file, object) in &item.owners {
+            for (index, code) in files[file].objects[object].ignore.iter().enumerate() {
+                if names(&code.code, rule) {
+                    used_annotations.insert((file, object, index));
+                    suppressed = true;
+                }
+            }
+        }
+        for &(file, offset) in &item.lines {
+            let on_row = by_row.get(&(file, files[file].file.row(offset))).map_or(&[][..], Vec::as_slice);
+            for &directive_index in on_row {
+                let directive = &files[file].directives[directive_index];
+                for (code_index, (code, _)) in directive.codes.iter().enumerate() {
+                    if names(code, rule) {
+                        used_directives.insert((file, directive_index, code_index));
+                        suppressed = true;
+                    }
+                }
+            }
+        }
+        if !suppressed {
+            kept.push((item.file, item.finding));
+        }
+    }
+    for (file_index, file) in files.iter().enumerate() {
+        if !file.rules.contains(Rule::UnusedSuppression) {
+            continue;
+        }
+        for (object_index, object) in file.objects.iter().enumerate() {
+            for (index, code) in object.ignore.iter().enumerate() {
+                if used_annotations.contains(&(file_index, object_index, index)) {
+                    continue;
+                }
+                let description = format!("`{IGNORE_ANNOTATION}: {}` on {}", code.code, object.describe());
+                if let Some(finding) = unused(file, &code.code, code.range, &description) {
+                    kept.push((file_index, finding));
+                }
+            }
+        }
+        for (directive_index, directive) in file.directives.iter().enumerate() {
+            for (code_index, (code, range)) in directive.codes.iter().enumerate() {
+                if used_directives.contains(&(file_index, directive_index, code_index)) {
+                    continue;
+                }
+                let description = format!("`# capslint: ignore[{code}]`");
+                if let Some(finding) = unused(file, code, *range, &description) {
+                    kept.push((file_index, finding));
+                }
+            }
+        }
+    }
+    kept
+}
+
+/// CAP002 for an unused code, unless it names a rule that is not enabled for the file.
+fn unused(file: &ManifestFile, code: &str, range: TextRange, description: &str) -> Option<Finding> {
+    match Rule::from_code_or_name(code) {
+        Some(rule) if !file.rules.contains(rule) || rule.family() == Family::Meta => None,
+        Some(_) => Some(
+            Finding::new(Rule::UnusedSuppression, range, format!("{description} suppresses nothing"))
+                .label("unused")
+                .help(format!("remove `{code}` from the suppression")),
+        ),
+        None => Some(
+            Finding::new(Rule::UnusedSuppression, range, format!("{description} names no capslint rule"))
+                .label("unknown code")
+                .help("use a code (`CAP201`) or a rule name (`missing-cpu-limit`); `capslint rule --all` lists them"),
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn codes(text: &str) -> Vec<String> {
+        let stream = crate::k8s::yaml::load(text).unwrap();
+        directives(text, &stream).into_iter().flat_map(|directive| directive.codes).map(|(code, _)| code).collect()
+    }
+
+    #[test]
+    fn comments_are_directives_scalars_are_not() {
+        assert_eq!(codes("a: 1  # capslint: ignore[CAP201, CAP203]\n"), vec!["CAP201", "CAP203"]);
+        assert_eq!(codes("# capslint: ignore[missing-cpu-limit]\na: 1\n"), vec!["missing-cpu-limit"]);
+        assert!(codes("a: \"x # capslint: ignore[CAP201]\"\n").is_empty());
+        assert!(codes("a: |\n  # capslint: ignore[CAP201]\n").is_empty());
+        assert!(codes("a: x#capslint:ignore[CAP201]\n").is_empty());
+        assert!(codes("a: 1 # capslint: ignore\n").is_empty());
+    }
+
+    #[test]
+    fn code_ranges_point_at_the_codes() {
+        let text = "a: 1  # capslint: ignore[ CAP201 ,CAP203]\n";
+        let stream = crate::k8s::yaml::load(text).unwrap();
+        let directive = directives(text, &stream).remove(0);
+        for (code, range) in directive.codes {
+            assert_eq!(&text[range], code);
+        }
+    }
+}

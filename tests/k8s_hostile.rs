@@ -1,0 +1,123 @@
+//! Hostile YAML, generated here rather than committed: alias bombs and 10,000-level nesting must be
+//! answered quickly (CAP001 when the file looks like a manifest, nothing otherwise), never hang, never
+//! overflow the stack, and never take the other files down with them.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use capslint::settings::Overrides;
+use common::*;
+
+/// Generous for an unoptimised build on a loaded 2-core machine; the release build is far faster.
+const BUDGET: Duration = Duration::from_secs(2);
+
+const HEADER: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: hostile\n";
+
+fn check(name: &str, text: &str) -> Vec<(usize, String)> {
+    let started = Instant::now();
+    let diagnostics = lint_text(name, text, &settings(&Overrides::default()));
+    let elapsed = started.elapsed();
+    assert!(elapsed < BUDGET, "{name} took {elapsed:?}");
+    diagnostics.iter().map(|diagnostic| (diagnostic.start().row, diagnostic.rule().code().to_string())).collect()
+}
+
+fn billion_laughs() -> String {
+    let mut text = String::from(
+        "data:\n  a: &a [\"lol\", \"lol\", \"lol\", \"lol\", \"lol\", \"lol\", \"lol\", \"lol\", \"lol\"]\n",
+    );
+    for level in 0..12 {
+        let previous = if level == 0 { "a".to_string() } else { format!("b{}", level - 1) };
+        text.push_str(&format!("  b{level}: &b{level} [{}]\n", vec![format!("*{previous}"); 9].join(", ")));
+    }
+    text
+}
+
+/// Aliases inside mapping keys: saphyr counts a key as one node whatever it holds.
+fn key_bomb() -> String {
+    let mut text = String::from("data:\n  a: &a [x, x, x, x, x, x, x, x, x, x]\n");
+    let mut previous = "a".to_string();
+    for level in 1..10 {
+        let keys: Vec<String> = (0..10).map(|index| format!("? [*{previous}, {index}] : 1")).collect();
+        text.push_str(&format!("  b{level}: &b{level} {{{}}}\n", keys.join(", ")));
+        previous = format!("b{level}");
+    }
+    text
+}
+
+#[test]
+fn alias_bombs_are_refused_quickly() {
+    let found = check("bomb.yaml", &format!("{HEADER}{}", billion_laughs()));
+    assert_eq!(found.len(), 1);
+    assert_eq!(found[0].1, "CAP001");
+    let found = check("keys.yaml", &format!("{HEADER}{}", key_bomb()));
+    assert_eq!(found, vec![(7, "CAP001".to_string())]);
+}
+
+#[test]
+fn nested_anchors_over_a_large_list_are_refused() {
+    // Each anchor copies its subtree when it is defined: 200 of them around 100,000 items.
+    let items = vec!["x"; 100_000].join(", ");
+    let anchors: String = (0..200).map(|index| format!("&a{index} [")).collect();
+    let text = format!("{HEADER}data: {anchors}[{items}]{}\n", "]".repeat(200));
+    assert_eq!(check("anchors.yaml", &text), vec![(5, "CAP001".to_string())]);
+}
+
+#[test]
+fn deep_nesting_is_refused_without_recursion() {
+    let depth = 10_000;
+    let flow = format!("{HEADER}data: {}{}\n", "[".repeat(depth), "]".repeat(depth));
+    assert_eq!(check("flow.yaml", &flow), vec![(5, "CAP001".to_string())]);
+    let flow_maps = format!("{HEADER}data: {}{}\n", "{a: ".repeat(depth), "}".repeat(depth));
+    assert_eq!(check("maps.yaml", &flow_maps), vec![(5, "CAP001".to_string())]);
+    let dashes = format!("{HEADER}data:\n{}x\n", "- ".repeat(depth));
+    assert_eq!(check("dashes.yaml", &dashes), vec![(6, "CAP001".to_string())]);
+    let indented: String = (0..3_000).map(|level| format!("{}k{level}:\n", " ".repeat(level))).collect();
+    let found = check("indented.yaml", &format!("{HEADER}{indented}"));
+    assert_eq!(found.len(), 1);
+    assert_eq!(found[0].1, "CAP001");
+}
+
+#[test]
+fn hostile_yaml_that_is_not_a_manifest_is_skipped_silently() {
+    assert!(check("bomb.yaml", &billion_laughs()).is_empty());
+    assert!(check("keys.yaml", &format!("kind_of: config\n{}", key_bomb())).is_empty());
+    assert!(
+        check("deep.yaml", &format!("kind_of: config\nx: {}{}\n", "[".repeat(10_000), "]".repeat(10_000))).is_empty()
+    );
+}
+
+#[test]
+fn nesting_below_the_limit_is_checked() {
+    let depth = 100;
+    let text = format!(
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: deep\nspec:\n  containers:\n  - name: app\n    image: x\n    \
+         args: {}{}\n",
+        "[".repeat(depth),
+        "]".repeat(depth)
+    );
+    let found = check("deep.yaml", &text);
+    assert!(found.iter().any(|(row, code)| *row == 7 && code == "CAP201"), "{found:?}");
+}
+
+#[test]
+fn a_hostile_file_does_not_stop_the_others() {
+    let dir = tempfile::TempDir::new().unwrap();
+    std::fs::write(dir.path().join("bomb.yaml"), format!("{HEADER}{}", billion_laughs())).unwrap();
+    std::fs::write(
+        dir.path().join("pod.yaml"),
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  - name: app\n    image: x\n",
+    )
+    .unwrap();
+    let started = Instant::now();
+    let output = assert_cmd::Command::cargo_bin("capslint")
+        .unwrap()
+        .current_dir(dir.path())
+        .args(["check", "--isolated", "--output-format", "concise"])
+        .output()
+        .unwrap();
+    assert!(started.elapsed() < BUDGET * 2);
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    assert!(stdout.contains("bomb.yaml:") && stdout.contains("CAP001"), "{stdout}");
+    assert!(stdout.contains("pod.yaml:7:11: CAP201"), "{stdout}");
+}
