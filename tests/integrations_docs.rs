@@ -163,9 +163,19 @@ spec:
       containers:
         - name: trainer
           image: registry.example.com/ml/trainer:1.0
+          command: [capslint, exec, --, python, -m, trainer]
+          env:
+            - name: CPU_LIMIT
+              valueFrom:
+                resourceFieldRef:
+                  resource: limits.cpu
+          resources:
+            requests: {cpu: \"2\", memory: 4Gi}
+            limits: {cpu: \"2\", memory: 4Gi}
 ";
 
-/// A small project the snippets' commands run in; clean, so `check` exits with 0. It has the baseline
+/// A small project the snippets' commands run in; clean (the manifest follows ADR-0096), so `check` exits
+/// with 0. It has the baseline
 /// that the adoption section tells users to commit.
 fn sample() -> tempfile::TempDir {
     project(&[
