@@ -143,7 +143,17 @@ pub fn check_input(input: Input) -> FileResult {
     let display_name = input.display_name.clone();
     let path = input.path.clone();
     let settings = Arc::clone(&input.settings);
-    match catch_unwind(AssertUnwindSafe(|| check_input_inner(input))) {
+    contain_panic(path, display_name, &settings, || check_input_inner(input))
+}
+
+/// Runs one file's check; a panic becomes an internal-error diagnostic (CAP001) for that file alone.
+fn contain_panic(
+    path: PathBuf,
+    display_name: String,
+    settings: &Settings,
+    check: impl FnOnce() -> FileResult,
+) -> FileResult {
+    match catch_unwind(AssertUnwindSafe(check)) {
         Ok(result) => result,
         Err(panic) => {
             let reason = panic_reason(&*panic);
@@ -222,6 +232,10 @@ fn check_input_inner(input: Input) -> FileResult {
         Err(error) => {
             let valid_up_to = error.utf8_error().valid_up_to();
             let lossy = String::from_utf8_lossy(error.as_bytes()).into_owned();
+            // YAML that is not a Kubernetes manifest is none of capslint's business, encoded or not.
+            if input.kind == FileKind::Yaml && !k8s::looks_like_manifest(&lossy) {
+                return FileResult::default();
+            }
             // The valid prefix is the same in the lossy text, so the offset carries over.
             let offset = TextSize::from(valid_up_to as u32);
             let file = Arc::new(SourceFile::new(input.path, input.display_name, lossy));
@@ -295,4 +309,22 @@ fn check_python(
     }
     let outcome = python::check(file.text(), rules, settings);
     (suppress::apply_noqa(outcome.findings, &outcome.comments, file, rules), outcome.pod_templates)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::settings::Overrides;
+
+    #[test]
+    fn a_panic_in_one_file_becomes_its_diagnostic() {
+        let settings = Settings::resolve(None, &Overrides::default(), Path::new(".")).unwrap();
+        let result =
+            contain_panic(PathBuf::from("boom.py"), "boom.py".into(), &settings, || panic!("index out of bounds"));
+        assert!(result.errors.is_empty());
+        let [diagnostic] = result.diagnostics.as_slice() else { panic!("one diagnostic expected") };
+        assert_eq!(diagnostic.rule(), Rule::SyntaxError);
+        assert_eq!(diagnostic.file.display_name(), "boom.py");
+        assert_eq!(diagnostic.finding.message, "internal error while checking this file: index out of bounds");
+    }
 }

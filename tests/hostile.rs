@@ -1,0 +1,166 @@
+//! Hostile input through the binary: each case must end with a diagnostic or an error line for that file,
+//! the other files still checked, no panic, no hang. (Hostile YAML: `k8s_hostile.rs`.) No timings are
+//! asserted; a hang would show as a test that never finishes.
+
+use std::fs;
+use std::os::unix::fs::symlink;
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use tempfile::TempDir;
+
+const BAD: &str = "from joblib import Parallel, delayed\n\nParallel(n_jobs=-1)(delayed(abs)(x) for x in range(9))\n";
+
+fn dir_with_bad_file() -> TempDir {
+    let dir = TempDir::new().unwrap();
+    fs::write(dir.path().join("zz_bad.py"), BAD).unwrap();
+    dir
+}
+
+fn check(dir: &TempDir) -> Command {
+    let mut command = Command::cargo_bin("capslint").unwrap();
+    command.current_dir(dir.path()).env("NO_COLOR", "1").args(["check", "--isolated", "--output-format", "concise"]);
+    command
+}
+
+/// The finding in `zz_bad.py` proves the rest of the run went on.
+fn other_file_checked() -> predicates::str::ContainsPredicate {
+    predicate::str::contains("zz_bad.py:3:10: CAP101")
+}
+
+#[test]
+fn deeply_nested_parentheses() {
+    let dir = dir_with_bad_file();
+    let nested = format!("import joblib\nx = {}1{}\n", "(".repeat(100_000), ")".repeat(100_000));
+    fs::write(dir.path().join("deep.py"), nested).unwrap();
+    let nested_calls = format!("import joblib\nx = {}{}\n", "f(".repeat(50_000), ")".repeat(50_000));
+    fs::write(dir.path().join("deep_calls.py"), nested_calls).unwrap();
+    check(&dir).assert().code(1).stdout(other_file_checked()).stdout(predicate::str::contains("internal error").not());
+}
+
+#[test]
+fn a_large_python_file() {
+    let dir = dir_with_bad_file();
+    // 8 MiB of real code with findings (the benchmark script runs the 50 MB case in release mode).
+    let block = "import os\nfrom joblib import Parallel\nN_JOBS = -1\n\ndef run(items):\n    return Parallel(n_jobs=N_JOBS)(items)\n\n";
+    let text = block.repeat(8 * 1024 * 1024 / block.len());
+    fs::write(dir.path().join("large.py"), &text).unwrap();
+    let output = check(&dir).output().unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(stdout.contains("zz_bad.py:3:10: CAP101"));
+    assert!(stdout.lines().filter(|line| line.starts_with("large.py:")).count() > 10_000);
+}
+
+#[test]
+fn a_file_above_the_size_limit_is_reported_not_parsed() {
+    let dir = dir_with_bad_file();
+    let file = fs::File::create(dir.path().join("generated.py")).unwrap();
+    file.set_len(capslint::lint::MAX_FILE_BYTES + 1).unwrap();
+    check(&dir)
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("generated.py:1:1: CAP001 file is 64 MiB, above the 64 MiB"))
+        .stdout(other_file_checked());
+}
+
+#[test]
+fn binary_non_utf8_and_nul_bytes() {
+    let dir = dir_with_bad_file();
+    let binary: Vec<u8> = (0..=255u8).cycle().take(64 * 1024).collect();
+    fs::write(dir.path().join("binary.py"), &binary).unwrap();
+    fs::write(dir.path().join("binary.yaml"), &binary).unwrap();
+    fs::write(dir.path().join("latin1.py"), b"import joblib\nname = '\xe9t\xe9'\n").unwrap();
+    fs::write(dir.path().join("nul.py"), b"import joblib\nx = 1\x00\nParallel(n_jobs=-1)\n").unwrap();
+    fs::write(dir.path().join("nul.yaml"), b"apiVersion: v1\nkind: Pod\x00\nmetadata: {}\n").unwrap();
+    check(&dir)
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains(
+            "binary.py:3:115: CAP001 file is not valid UTF-8 (invalid byte at offset 128)",
+        ))
+        .stdout(predicate::str::contains("binary.yaml").not())
+        .stdout(predicate::str::contains("latin1.py:2:9: CAP001 file is not valid UTF-8"))
+        .stdout(predicate::str::contains("nul.py:2:6: CAP001"))
+        .stdout(predicate::str::contains("nul.yaml:2:10: CAP001 YAML syntax error"))
+        .stdout(other_file_checked())
+        .stdout(predicate::str::contains("internal error").not());
+}
+
+#[test]
+fn very_long_lines() {
+    let dir = dir_with_bad_file();
+    let line =
+        format!("import joblib\nx = [{}]\nParallel = joblib.Parallel\nParallel(n_jobs=-1)\n", "1, ".repeat(1_000_000));
+    fs::write(dir.path().join("long.py"), line).unwrap();
+    check(&dir).assert().code(1).stdout(predicate::str::contains("long.py:4:10: CAP101")).stdout(other_file_checked());
+}
+
+#[test]
+fn dangling_and_looping_symlinks_are_skipped() {
+    let dir = dir_with_bad_file();
+    symlink(dir.path().join("missing.py"), dir.path().join("dangling.py")).unwrap();
+    symlink(dir.path().join("loop_a.py"), dir.path().join("loop_b.py")).unwrap();
+    symlink(dir.path().join("loop_b.py"), dir.path().join("loop_a.py")).unwrap();
+    fs::create_dir(dir.path().join("sub")).unwrap();
+    symlink(dir.path(), dir.path().join("sub/up")).unwrap();
+    check(&dir).assert().code(1).stdout(other_file_checked()).stdout(predicate::str::contains("1 finding"));
+}
+
+#[test]
+fn a_fifo_does_not_block_the_run() {
+    let dir = dir_with_bad_file();
+    let fifo = dir.path().join("pipe.py");
+    let path = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: `path` is a valid NUL-terminated string; mkfifo only creates a file system entry.
+    assert_eq!(unsafe { libc::mkfifo(path.as_ptr(), 0o644) }, 0);
+    // Found by the walk: skipped, it is not a regular file.
+    check(&dir).assert().code(1).stdout(other_file_checked());
+    // Named on the command line: an error for that path, the rest still checked, no blocking read.
+    check(&dir)
+        .args(["pipe.py", "zz_bad.py"])
+        .assert()
+        .code(2)
+        .stdout(other_file_checked())
+        .stderr(predicate::str::contains("pipe.py: not a regular file"));
+}
+
+#[test]
+fn a_file_that_vanishes_before_it_is_read_is_an_error_for_that_file_only() {
+    let dir = dir_with_bad_file();
+    // Found by the walk, removed before the read: the read fails, the run goes on.
+    let input = capslint::lint::Input {
+        path: dir.path().join("vanished.py"),
+        display_name: "vanished.py".into(),
+        kind: capslint::discover::FileKind::Python,
+        text: None,
+        settings: std::sync::Arc::new(
+            capslint::settings::Settings::resolve(None, &Default::default(), dir.path()).unwrap(),
+        ),
+    };
+    let run = capslint::lint::check_inputs(vec![input]);
+    assert!(run.diagnostics.is_empty());
+    assert_eq!(run.errors.len(), 1, "{:?}", run.errors);
+    assert!(run.errors[0].contains("vanished.py"), "{:?}", run.errors);
+}
+
+#[test]
+fn output_is_the_same_whatever_the_thread_count() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let run = |threads: &str| {
+        let output = Command::cargo_bin("capslint")
+            .unwrap()
+            .current_dir(root)
+            .env("RAYON_NUM_THREADS", threads)
+            .args(["check", "--isolated", "--output-format", "json", "fixtures/"])
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(1));
+        output.stdout
+    };
+    let one = run("1");
+    assert!(one.len() > 10_000, "the fixtures produce many findings");
+    for threads in ["2", "7"] {
+        assert!(one == run(threads), "output differs between 1 and {threads} threads");
+    }
+}
