@@ -77,17 +77,24 @@ pub fn discover(
         let config_errors = Mutex::new(Vec::new());
         let found = Mutex::new(Vec::new());
         let warnings = Mutex::new(Vec::new());
-        let is_excluded = |path: &Path| match resolver.for_path(path) {
-            Ok(settings) => settings.is_excluded(path),
-            Err(error) => {
-                config_errors.lock().expect("config errors").push(error);
-                true
-            }
-        };
+        let is_excluded =
+            |path: &Path, is_dir: bool| match if is_dir { resolver.for_dir(path) } else { resolver.for_file(path) } {
+                Ok(settings) => settings.is_excluded(path),
+                Err(error) => {
+                    config_errors.lock().expect("config errors").push(error);
+                    true
+                }
+            };
         builder.build_parallel().run(|| {
             Box::new(|entry| {
                 match entry {
-                    Ok(entry) if entry.depth() > 0 && is_excluded(entry.path()) => {
+                    Ok(entry)
+                        if entry.depth() > 0
+                            && is_excluded(
+                                entry.path(),
+                                entry.file_type().is_some_and(|file_type| file_type.is_dir()),
+                            ) =>
+                    {
                         return if entry.file_type().is_some_and(|file_type| file_type.is_dir()) {
                             WalkState::Skip
                         } else {

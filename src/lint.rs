@@ -181,16 +181,23 @@ enum ReadError {
     Io(String),
 }
 
+/// Reads a regular file: one open (non-blocking, so a FIFO cannot stall the run), one `fstat`, one read.
 fn read(path: &Path) -> Result<Vec<u8>, ReadError> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+
     let io = |error: std::io::Error| ReadError::Io(format!("{}: {error}", path.display()));
-    let metadata = std::fs::metadata(path).map_err(io)?;
+    let mut file = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(path).map_err(io)?;
+    let metadata = file.metadata().map_err(io)?;
     if !metadata.is_file() {
         return Err(ReadError::Io(format!("{}: not a regular file", path.display())));
     }
     if metadata.len() > MAX_FILE_BYTES {
         return Err(ReadError::TooLarge(metadata.len()));
     }
-    std::fs::read(path).map_err(io)
+    let mut bytes = Vec::with_capacity(metadata.len() as usize + 1);
+    file.read_to_end(&mut bytes).map_err(io)?;
+    Ok(bytes)
 }
 
 fn check_input_inner(input: Input) -> FileResult {

@@ -292,13 +292,29 @@ impl SettingsResolver {
 
     /// The settings that apply to `path`: those of the nearest configuration file among its ancestors.
     pub fn for_path(&self, path: &Path) -> Result<Arc<Settings>, ResolveError> {
+        if path.is_dir() { self.for_dir(path) } else { self.for_file(path) }
+    }
+
+    /// The settings that apply to the file `path` (no file system access beyond the configuration search).
+    pub fn for_file(&self, path: &Path) -> Result<Arc<Settings>, ResolveError> {
+        let absolute = self.absolute(path);
+        match absolute.parent() {
+            Some(parent) => self.for_dir(parent),
+            None => self.for_dir(&absolute),
+        }
+    }
+
+    /// The settings that apply in the directory `path`.
+    pub fn for_dir(&self, path: &Path) -> Result<Arc<Settings>, ResolveError> {
         if !matches!(self.source, ConfigSource::Hierarchical) {
             return Ok(self.root());
         }
-        let absolute = if path.is_absolute() { path.to_path_buf() } else { self.cwd.join(path) };
-        let directory =
-            if absolute.is_dir() { absolute } else { absolute.parent().map_or(absolute.clone(), Path::to_path_buf) };
+        let directory = self.absolute(path);
         self.for_directory(&directory).map(|settings| settings.unwrap_or_else(|| self.root()))
+    }
+
+    fn absolute(&self, path: &Path) -> PathBuf {
+        if path.is_absolute() { path.to_path_buf() } else { self.cwd.join(path) }
     }
 
     /// `Some` when `directory` or an ancestor has a configuration file.

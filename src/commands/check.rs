@@ -147,7 +147,7 @@ fn inputs(args: &CheckArgs, resolver: &SettingsResolver, cwd: &Path) -> Result<V
             return Err(ExitCode::from(2));
         }
         for (path, kind) in discovered.files {
-            let settings = resolver.for_path(&path).map_err(|error| {
+            let settings = resolver.for_file(&path).map_err(|error| {
                 eprint!("{}", render_error(&error));
                 ExitCode::from(2)
             })?;
