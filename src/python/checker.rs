@@ -56,6 +56,8 @@ pub struct Checker<'m, 'a> {
     pub contexts: Vec<ParallelContext>,
     /// Enclosing functions: name and the scope the `def` is in.
     pub functions: Vec<(&'a str, ScopeId)>,
+    /// The call being assigned to a plain name by the statement being visited (`model = LGBMClassifier()`).
+    pub assigned_call: Option<(TextRange, &'a str)>,
     findings: Vec<Finding>,
     reported: FxHashSet<(Rule, TextRange)>,
     lines: OnceCell<LineIndex>,
@@ -72,6 +74,7 @@ impl<'m, 'a> Checker<'m, 'a> {
             scope: ScopeId::MODULE,
             contexts: Vec::new(),
             functions: Vec::new(),
+            assigned_call: None,
             findings: Vec::new(),
             reported: FxHashSet::default(),
             lines: OnceCell::new(),
@@ -281,7 +284,12 @@ impl<'a> Visitor<'a> for Checker<'_, 'a> {
                 self.contexts.truncate(self.contexts.len() - pushed);
             }
             Stmt::Assign(assign) => {
+                self.assigned_call = match (assign.targets.as_slice(), assign.value.as_ref()) {
+                    ([Expr::Name(name)], Expr::Call(call)) => Some((call.range(), name.id.as_str())),
+                    _ => None,
+                };
                 visitor::walk_stmt(self, stmt);
+                self.assigned_call = None;
                 for target in &assign.targets {
                     if let Some(write) = EnvWrite::from_assignment(self, target, &assign.value) {
                         self.check_env_write(&write);

@@ -120,6 +120,8 @@ pub struct SemanticModel<'a> {
     imports: Vec<ImportEvent>,
     /// Module-level calls of module-level functions: name -> call offsets (for execution order).
     module_calls: FxHashMap<&'a str, Vec<TextSize>>,
+    /// Names given a thread count after construction (`m.set_params(n_jobs=2)`, `m.n_jobs = 2`), per scope.
+    thread_configured: Vec<(ScopeId, &'a str)>,
 }
 
 impl<'a> SemanticModel<'a> {
@@ -132,6 +134,7 @@ impl<'a> SemanticModel<'a> {
                 import_names: Vec::new(),
                 imports: Vec::new(),
                 module_calls: FxHashMap::default(),
+                thread_configured: Vec::new(),
             },
             scope: ScopeId::MODULE,
             conditional: 0,
@@ -176,6 +179,14 @@ impl<'a> SemanticModel<'a> {
     /// Offsets of module-level calls of the module-level function `name`.
     pub fn module_calls(&self, name: &str) -> &[TextSize] {
         self.module_calls.get(name).map_or(&[], Vec::as_slice)
+    }
+
+    /// Whether the object bound to `name` in `scope` is given a thread count later, through
+    /// `name.set_params(n_jobs=...)` or `name.n_jobs = ...`.
+    pub fn is_thread_configured(&self, scope: ScopeId, name: &str) -> bool {
+        self.thread_configured
+            .iter()
+            .any(|(configured_scope, configured)| *configured_scope == scope && *configured == name)
     }
 
     /// The modules a star import brought into `scope`.
@@ -413,6 +424,12 @@ impl<'a> Visitor<'a> for Builder<'a> {
             Stmt::Assign(assign) => {
                 self.visit_expr(&assign.value);
                 for target in &assign.targets {
+                    if let Expr::Attribute(attribute) = target
+                        && let Expr::Name(name) = attribute.value.as_ref()
+                        && super::knowledge::is_thread_count_keyword(attribute.attr.as_str())
+                    {
+                        self.model.thread_configured.push((self.scope, name.id.as_str()));
+                    }
                     self.visit_expr(target);
                     self.bind_target(target, Some(&assign.value));
                 }
@@ -572,6 +589,15 @@ impl<'a> Visitor<'a> for Builder<'a> {
                 self.scope = outer;
             }
             Expr::Call(call) => {
+                if let Expr::Attribute(attribute) = call.func.as_ref()
+                    && attribute.attr.as_str() == "set_params"
+                    && let Expr::Name(name) = attribute.value.as_ref()
+                    && call.arguments.keywords.iter().any(|keyword| {
+                        keyword.arg.as_ref().is_some_and(|arg| super::knowledge::is_thread_count_keyword(arg.as_str()))
+                    })
+                {
+                    self.model.thread_configured.push((self.scope, name.id.as_str()));
+                }
                 // Module-level calls of module-level functions decide when their bodies run (CAP106).
                 if self.scope == ScopeId::MODULE
                     && let Expr::Name(name) = call.func.as_ref()

@@ -82,9 +82,14 @@ pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall, callee: 
             }
         },
     };
+    // `model = LGBMClassifier()` followed by `model.set_params(n_jobs=...)` sets it after all.
+    let configured_later = checker.assigned_call.is_some_and(|(range, name)| {
+        range == call.range() && checker.resolver.model().is_thread_configured(checker.scope, name)
+    });
     let default = booster.default_behaviour(entry);
     let finding = match count {
         ThreadCount::Explicit => return,
+        ThreadCount::Missing | ThreadCount::Unknown if configured_later => return,
         ThreadCount::Unknown if !checker.strict => return,
         ThreadCount::Unknown => Finding::new(
             Rule::MissingThreadCount,

@@ -5,7 +5,9 @@ use ruff_text_size::{Ranged, TextRange};
 
 use crate::diagnostic::Finding;
 use crate::python::checker::{Checker, call_argument, kwargs_splats};
-use crate::python::knowledge::{Booster, BoosterEntry, booster_entry, is_query_call, is_thread_count_keyword};
+use crate::python::knowledge::{
+    Booster, BoosterEntry, JoblibCall, booster_entry, is_query_call, is_thread_count_keyword,
+};
 use crate::python::resolve::{Resolved, Value};
 use crate::registry::Rule;
 
@@ -75,6 +77,36 @@ pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall, callee: 
                 format!("`{display}({arg}={})`", checker.text(keyword.value.range())),
                 value,
                 booster,
+                &resolved,
+            );
+        }
+    }
+    // joblib also takes `n_jobs` by position: `Parallel(-1)`, `parallel_backend("loky", -1)`.
+    let positional = match callee.and_then(JoblibCall::from_name) {
+        Some(JoblibCall::Parallel) => call.arguments.args.first(),
+        Some(JoblibCall::ParallelBackend | JoblibCall::ParallelConfig) => call.arguments.args.get(1),
+        None => None,
+    };
+    if let Some(argument) = positional.filter(|argument| !argument.is_starred_expr()) {
+        let resolved = checker.eval(argument);
+        if let Value::Int(value) = resolved.value
+            && value < 0
+        {
+            let display = checker.callee_display(call);
+            report(
+                checker,
+                argument.range(),
+                format!(
+                    "`{display}({}{})`",
+                    if call.arguments.args.first().is_some_and(|first| first.range() == argument.range()) {
+                        ""
+                    } else {
+                        "..., "
+                    },
+                    checker.text(argument.range())
+                ),
+                value,
+                None,
                 &resolved,
             );
         }
