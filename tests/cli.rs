@@ -98,7 +98,7 @@ fn stdin_takes_a_display_name() {
 
 #[test]
 fn a_syntax_error_does_not_stop_the_other_files() {
-    let dir = project(&[("a_broken.py", "import joblib\ndef f(:\n"), ("b_bad.py", BAD)]);
+    let dir = project(&[("a_broken.py", "from joblib import Parallel\ndef f(:\n"), ("b_bad.py", BAD)]);
     capslint(&dir)
         .args(["--output-format", "concise"])
         .assert()

@@ -12,7 +12,7 @@ use super::env::EnvWrite;
 use super::knowledge::{self, JoblibCall};
 use super::resolve::{At, Resolver, Value};
 use super::rules;
-use super::semantic::{ScopeId, ScopeKind};
+use super::semantic::{BindingKind, ScopeId, ScopeKind};
 use crate::diagnostic::Finding;
 use crate::registry::Rule;
 use crate::selection::RuleSet;
@@ -197,11 +197,24 @@ impl<'m, 'a> Checker<'m, 'a> {
             }
     }
 
+    /// Whether a bare-name callee can be something a rule knows: only an import, an alias assigned from
+    /// one, or a name a star import may bring. Builtins and local functions never are.
+    fn may_be_known_callee(&self, call: &ast::ExprCall) -> bool {
+        let Expr::Name(name) = call.func.as_ref() else { return true };
+        let model = self.resolver.model();
+        match model.reaching_bindings(name.id.as_str(), self.scope, call.range().start()) {
+            Some((_, bindings)) => {
+                bindings.iter().any(|binding| matches!(binding.kind, BindingKind::Import(_) | BindingKind::Assign(_)))
+            }
+            None => model.has_star_imports(),
+        }
+    }
+
     fn check_call(&mut self, call: &'a ast::ExprCall) {
         if !Self::may_matter(call) {
             return;
         }
-        let callee = self.callee(call);
+        let callee = if self.may_be_known_callee(call) { self.callee(call) } else { None };
         let callee = callee.as_deref();
         rules::n_jobs_all_cores::call(self, call, callee);
         rules::missing_thread_count::call(self, call, callee);

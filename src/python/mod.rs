@@ -35,17 +35,18 @@ pub struct PythonOutcome {
 }
 
 /// The words without which no CAP1xx rule can fire: a file containing none of them is never parsed.
+/// (A test keeps this list in step with `knowledge::LOAD_TIME_VARIABLES`.)
 pub const PREFILTER_WORDS: &[&str] = &[
     // Thread-count keywords and dict keys (CAP101, CAP102, CAP105).
     "n_jobs",
     "thread_count",
     "num_thread",
     "nthread",
-    // joblib and its re-exports (CAP101, CAP103).
-    "joblib",
+    // joblib's entry points, under any import path or alias (CAP101, CAP103): every callee those rules
+    // check is `Parallel`, `parallel_backend` or `parallel_config`.
+    "Parallel",
     "parallel_backend",
     "parallel_config",
-    "utils.parallel",
     // Boosters (CAP102).
     "lightgbm",
     "xgboost",
@@ -55,9 +56,20 @@ pub const PREFILTER_WORDS: &[&str] = &[
     "get_reusable_executor",
     "cpu_count",
     "sched_getaffinity",
-    // Environment writes (CAP105, CAP106).
-    "environ",
-    "putenv",
+    // Environment writes matter only for a load-time variable (CAP106), whose name must be a string
+    // literal in the file, or for a CPU count (CAP105: `cpu_count` above). So the names, not `environ`.
+    "OMP_NUM_THREADS",
+    "OMP_WAIT_POLICY",
+    "GOMP_SPINCOUNT",
+    "OPENBLAS_NUM_THREADS",
+    "GOTO_NUM_THREADS",
+    "MKL_NUM_THREADS",
+    "NUMEXPR_NUM_THREADS",
+    "NUMEXPR_MAX_THREADS",
+    "VECLIB_MAXIMUM_THREADS",
+    "BLIS_NUM_THREADS",
+    "NUMBA_NUM_THREADS",
+    "POLARS_MAX_THREADS",
     // Airflow pod operators and `@task.kubernetes` (CAP107, CAP108).
     "PodOperator",
     "kubernetes(",
@@ -102,4 +114,16 @@ pub fn check(text: &str, rules: RuleSet, settings: &Settings) -> PythonOutcome {
         Vec::new()
     };
     PythonOutcome { findings, comments, pod_templates }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_load_time_variable_is_a_prefilter_word() {
+        for variable in knowledge::LOAD_TIME_VARIABLES {
+            assert!(PREFILTER_WORDS.contains(variable), "{variable} must be a prefilter word");
+        }
+    }
 }

@@ -189,6 +189,11 @@ impl<'a> SemanticModel<'a> {
             .any(|(configured_scope, configured)| *configured_scope == scope && *configured == name)
     }
 
+    /// Whether any scope has a star import (`from module import *`).
+    pub fn has_star_imports(&self) -> bool {
+        self.scopes.iter().any(|scope| !scope.star_imports.is_empty())
+    }
+
     /// The modules a star import brought into `scope`.
     pub fn star_imports(&self, scope: ScopeId) -> &[String] {
         &self.scopes[scope.0 as usize].star_imports
