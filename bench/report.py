@@ -60,7 +60,7 @@ def main():
     parser.add_argument("out")
     parser.add_argument("--corpus")
     parser.add_argument("--manifests")
-    parser.add_argument("--monorepo")
+    parser.add_argument("--monorepo", nargs="+")
     parser.add_argument("--workloads")
     parser.add_argument("--capslint")
     parser.add_argument("--series", default="")
@@ -69,7 +69,11 @@ def main():
 
     py_files, py_lines, py_bytes = count_files(args.corpus, (".py",))
     k8s_files, _, k8s_bytes = count_files(args.manifests, (".yaml", ".yml"))
-    mono_files, mono_lines, _ = count_files(args.monorepo, (".py",))
+    mono_files = mono_lines = 0
+    for path in args.monorepo:
+        files, lines, _ = count_files(path, (".py",))
+        mono_files += files
+        mono_lines += lines
 
     fast = mean(r, "python-fast.json")
     semgrep = mean(r, "python-semgrep.json")
@@ -132,11 +136,24 @@ def main():
     series_text = ["| lines of Python | wall time | per million lines | peak RSS |", "| ---: | ---: | ---: | ---: |"]
     for lines, seconds, rss in series_rows:
         series_text.append(f"| {lines:,} | {fmt_ms(seconds)} | {seconds / lines * 1e6 * 1000:.0f} ms | {fmt_mib(rss)} |")
-    if len(series_rows) >= 2:
-        (l0, s0, _), (l1, s1, _) = series_rows[0], series_rows[-1]
-        growth = (s1 / s0) / (l1 / l0)
+    if len(series_rows) >= 3:
+        # Least squares fit of time = fixed + per_line * lines: a straight line with a good fit is linear growth.
+        xs = [lines for lines, _, _ in series_rows]
+        ys = [seconds for _, seconds, _ in series_rows]
+        n = len(xs)
+        mean_x, mean_y = sum(xs) / n, sum(ys) / n
+        sxx = sum((x - mean_x) ** 2 for x in xs)
+        slope = sum((x - mean_x) * (y - mean_y) for x, y in zip(xs, ys)) / sxx
+        intercept = mean_y - slope * mean_x
+        residual = sum((y - (intercept + slope * x)) ** 2 for x, y in zip(xs, ys))
+        total = sum((y - mean_y) ** 2 for y in ys)
+        r2 = 1 - residual / total if total else 1.0
         series_text.append("")
-        series_text.append(f"Time grew {s1 / s0:.2f}x for {l1 / l0:.2f}x the lines (ratio {growth:.2f}; 1.00 is linear).")
+        series_text.append(
+            f"Fit: time = {intercept * 1000:.1f} ms + {slope * 1e6 * 1000:.1f} ms per million lines, "
+            f"R² = {r2:.4f} (1 is a perfect straight line: linear growth; the fixed part is process start, "
+            "the walk of the other files and the thread pool)."
+        )
 
     cpu = "unknown"
     try:
