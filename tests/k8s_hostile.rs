@@ -4,21 +4,15 @@
 
 mod common;
 
-use std::time::{Duration, Instant};
-
 use capslint::settings::Overrides;
 use common::*;
 
-/// Generous for an unoptimised build on a loaded 2-core machine; the release build is far faster.
-const BUDGET: Duration = Duration::from_secs(2);
-
 const HEADER: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: hostile\n";
 
+/// Lints one hostile text. No time is asserted (timings belong to `scripts/bench`); a hang or a blow-up
+/// shows as a test that never finishes, which CI's time limit catches.
 fn check(name: &str, text: &str) -> Vec<(usize, String)> {
-    let started = Instant::now();
     let diagnostics = lint_text(name, text, &settings(&Overrides::default()));
-    let elapsed = started.elapsed();
-    assert!(elapsed < BUDGET, "{name} took {elapsed:?}");
     diagnostics.iter().map(|diagnostic| (diagnostic.start().row, diagnostic.rule().code().to_string())).collect()
 }
 
@@ -109,15 +103,29 @@ fn a_hostile_file_does_not_stop_the_others() {
         "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  - name: app\n    image: x\n",
     )
     .unwrap();
-    let started = Instant::now();
     let output = assert_cmd::Command::cargo_bin("capslint")
         .unwrap()
         .current_dir(dir.path())
         .args(["check", "--isolated", "--output-format", "concise"])
         .output()
         .unwrap();
-    assert!(started.elapsed() < BUDGET * 2);
     let stdout = String::from_utf8(output.stdout).unwrap();
     assert!(stdout.contains("bomb.yaml:") && stdout.contains("CAP001"), "{stdout}");
     assert!(stdout.contains("pod.yaml:7:11: CAP201"), "{stdout}");
+}
+
+#[test]
+fn a_multi_line_quoted_key_does_not_break_the_guard() {
+    // Found by fuzzing: a quoted scalar spanning lines, used as a key, made the guard's column
+    // arithmetic underflow. A panic is contained as an "internal error" finding; none may appear.
+    let crash = std::fs::read(root().join("tests/regressions/guard_column_underflow.yaml")).unwrap();
+    let texts = [
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  \"multi\n  line\": x\nspec:\n  containers: []\n".to_string(),
+        String::from_utf8_lossy(&crash).into_owned(),
+    ];
+    for text in &texts {
+        for diagnostic in lint_text("regression.yaml", text, &settings(&Overrides::default())) {
+            assert!(!diagnostic.finding.message.starts_with("internal error"), "{}", diagnostic.finding.message);
+        }
+    }
 }

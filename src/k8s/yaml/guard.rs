@@ -134,8 +134,15 @@ impl<'a> Scanner<'a> {
         Ok(())
     }
 
+    /// The column of `offset` within its own line (a quoted scalar may have started lines before the
+    /// current one).
     fn column(&self, offset: usize) -> isize {
-        (offset - self.line_start) as isize
+        let line_start = if offset >= self.line_start {
+            self.line_start
+        } else {
+            memchr::memrchr(b'\n', &self.bytes[..offset]).map_or(0, |newline| newline + 1)
+        };
+        (offset - line_start) as isize
     }
 
     fn peek(&self, offset: usize) -> Option<&u8> {
