@@ -93,7 +93,7 @@ impl WordSearch {
 
 fn python_prefilter() -> &'static WordSearch {
     static SEARCH: OnceLock<WordSearch> = OnceLock::new();
-    SEARCH.get_or_init(|| WordSearch::new(python::PREFILTER_WORDS))
+    SEARCH.get_or_init(|| WordSearch::new(&python::prefilter_words()))
 }
 
 /// Checks every input in parallel, then the manifests together, and merges the results in a

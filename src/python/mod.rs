@@ -34,9 +34,9 @@ pub struct PythonOutcome {
     pub pod_templates: Vec<crate::k8s::PodTemplateCall>,
 }
 
-/// The words without which no CAP1xx rule can fire: a file containing none of them is never parsed.
-/// (A test keeps this list in step with `knowledge::LOAD_TIME_VARIABLES`.)
-pub const PREFILTER_WORDS: &[&str] = &[
+/// Words without which no CAP1xx rule can fire; with [`knowledge::LOAD_TIME_VARIABLES`] they make up
+/// [`prefilter_words`].
+const PREFILTER_BASE_WORDS: &[&str] = &[
     // Thread-count keywords and dict keys (CAP101, CAP102, CAP105).
     "n_jobs",
     "thread_count",
@@ -56,20 +56,6 @@ pub const PREFILTER_WORDS: &[&str] = &[
     "get_reusable_executor",
     "cpu_count",
     "sched_getaffinity",
-    // Environment writes matter only for a load-time variable (CAP106), whose name must be a string
-    // literal in the file, or for a CPU count (CAP105: `cpu_count` above). So the names, not `environ`.
-    "OMP_NUM_THREADS",
-    "OMP_WAIT_POLICY",
-    "GOMP_SPINCOUNT",
-    "OPENBLAS_NUM_THREADS",
-    "GOTO_NUM_THREADS",
-    "MKL_NUM_THREADS",
-    "NUMEXPR_NUM_THREADS",
-    "NUMEXPR_MAX_THREADS",
-    "VECLIB_MAXIMUM_THREADS",
-    "BLIS_NUM_THREADS",
-    "NUMBA_NUM_THREADS",
-    "POLARS_MAX_THREADS",
     // Airflow pod operators and `@task.kubernetes` (CAP107, CAP108).
     "PodOperator",
     "kubernetes(",
@@ -78,6 +64,13 @@ pub const PREFILTER_WORDS: &[&str] = &[
     "CAP1",
     "CAP2",
 ];
+
+/// The words without which no CAP1xx rule can fire: a file containing none of them is never parsed.
+/// Environment writes matter only for a load-time variable (CAP106), whose name must be a string literal in
+/// the file, or for a CPU count (CAP105: `cpu_count`), so the variable names stand in for `environ`.
+pub fn prefilter_words() -> Vec<&'static str> {
+    PREFILTER_BASE_WORDS.iter().chain(knowledge::LOAD_TIME_VARIABLES).copied().collect()
+}
 
 /// Parses `text` and runs the enabled Python rules.
 pub fn check(text: &str, rules: RuleSet, settings: &Settings) -> PythonOutcome {
@@ -114,16 +107,4 @@ pub fn check(text: &str, rules: RuleSet, settings: &Settings) -> PythonOutcome {
         Vec::new()
     };
     PythonOutcome { findings, comments, pod_templates }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn every_load_time_variable_is_a_prefilter_word() {
-        for variable in knowledge::LOAD_TIME_VARIABLES {
-            assert!(PREFILTER_WORDS.contains(variable), "{variable} must be a prefilter word");
-        }
-    }
 }
