@@ -307,7 +307,7 @@ impl<'a> Visitor<'a> for Checker<'_, 'a> {
                     if let Some(write) = EnvWrite::from_assignment(self, target, &assign.value) {
                         self.check_env_write(&write);
                     }
-                    rules::n_jobs_all_cores::subscript_assignment(self, target, &assign.value);
+                    rules::n_jobs_all_cores::target_assignment(self, target, &assign.value);
                 }
             }
             _ => visitor::walk_stmt(self, stmt),

@@ -363,6 +363,11 @@ pub fn is_interesting_attribute(attribute: &str) -> bool {
             | "putenv"
             | "__setitem__"
             | "kubernetes"
+            | "add_argument"
+            | "option"
+            | "Option"
+            | "DEFINE_integer"
+            | "DEFINE"
     ) || attribute.ends_with("PodOperator")
         || booster_entry(&format!("lightgbm.{attribute}")).is_some()
         || booster_entry(&format!("xgboost.{attribute}")).is_some()

@@ -3,6 +3,7 @@
 //! All code that touches ruff's AST lives under this module, so a parser upgrade is one module's diff.
 
 mod checker;
+mod cli_option;
 mod env;
 pub mod knowledge;
 mod resolve;
@@ -42,6 +43,10 @@ const PREFILTER_BASE_WORDS: &[&str] = &[
     "thread_count",
     "num_thread",
     "nthread",
+    // The same as command-line options (`--n-jobs`), whose destination argparse and click derive.
+    "n-jobs",
+    "thread-count",
+    "num-thread",
     // joblib's entry points, under any import path or alias (CAP101, CAP103): every callee those rules
     // check is `Parallel`, `parallel_backend` or `parallel_config`.
     "Parallel",

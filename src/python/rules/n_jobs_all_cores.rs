@@ -5,6 +5,7 @@ use ruff_text_size::{Ranged, TextRange};
 
 use crate::diagnostic::Finding;
 use crate::python::checker::{Checker, call_argument, kwargs_splats};
+use crate::python::cli_option;
 use crate::python::knowledge::{
     Booster, BoosterEntry, JoblibCall, booster_entry, is_query_call, is_thread_count_keyword,
 };
@@ -79,6 +80,19 @@ pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall, callee: 
                 booster,
                 &resolved,
             );
+        }
+    }
+    // `parser.add_argument("--n-jobs", default=-1)`: every run without the flag gets all cores.
+    if let Some(option) = cli_option::declared_by(call, callee)
+        && let Some(name) = option.name_matching(is_thread_count_keyword)
+    {
+        let resolved = checker.eval(option.default);
+        if let Value::Int(value) = resolved.value
+            && value < 0
+        {
+            let subject =
+                format!("the default `{}` of the command-line option `{name}`", checker.text(option.default.range()));
+            report(checker, option.range, subject, value, None, &resolved);
         }
     }
     // joblib also takes `n_jobs` by position: `Parallel(-1)`, `parallel_backend("loky", -1)`.
@@ -180,13 +194,19 @@ pub fn dict_literal<'a>(checker: &mut Checker<'_, 'a>, dict: &'a ast::ExprDict) 
     }
 }
 
-/// `params["n_jobs"] = -1`.
-pub fn subscript_assignment<'a>(checker: &mut Checker<'_, 'a>, target: &'a Expr, value: &'a Expr) {
+/// `params["n_jobs"] = -1` and `model.n_jobs = -1`.
+pub fn target_assignment<'a>(checker: &mut Checker<'_, 'a>, target: &'a Expr, value: &'a Expr) {
     if !checker.enabled(Rule::NJobsAllCores) {
         return;
     }
-    let Expr::Subscript(subscript) = target else { return };
-    let Value::Str(key) = checker.eval(&subscript.slice).value else { return };
+    let key = match target {
+        Expr::Subscript(subscript) => match checker.eval(&subscript.slice).value {
+            Value::Str(key) => key,
+            _ => return,
+        },
+        Expr::Attribute(attribute) => attribute.attr.to_string(),
+        _ => return,
+    };
     if !is_thread_count_keyword(&key) {
         return;
     }
@@ -210,6 +230,14 @@ pub fn parameters<'a>(checker: &mut Checker<'_, 'a>, parameters: &'a ast::Parame
         if !is_thread_count_keyword(name) {
             continue;
         }
+        // `n_jobs: int = typer.Option(-1)`: the option's default is the parameter's.
+        let default = match default {
+            Expr::Call(call) => match cli_option::typer_default(call, checker.callee(call).as_deref()) {
+                Some(option_default) => option_default,
+                None => default,
+            },
+            _ => default,
+        };
         let resolved = checker.eval(default);
         if let Value::Int(value) = resolved.value
             && value < 0

@@ -8,6 +8,7 @@ use ruff_text_size::{Ranged, TextRange};
 
 use crate::diagnostic::Finding;
 use crate::python::checker::Checker;
+use crate::python::cli_option;
 use crate::python::env::EnvWrite;
 use crate::python::knowledge::{
     JoblibCall, PARALLELISM_KEYWORDS, POSITIONAL_PARALLELISM, PROCESS_POOLS, describe_counter, is_thread_count_keyword,
@@ -46,7 +47,12 @@ fn covered_elsewhere(checker: &Checker<'_, '_>, callee: Option<&str>, argument: 
             && checker.enabled(Rule::UnsizedProcessPool))
 }
 
-/// Parallelism keywords and known positional thread-count arguments.
+/// Whether a command-line option with this destination sizes a pool (`--n-jobs`, `--max-workers`).
+fn is_parallelism_option(name: &str) -> bool {
+    name != "limits" && PARALLELISM_KEYWORDS.contains(&name)
+}
+
+/// Parallelism keywords, command-line options and known positional thread-count arguments.
 pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall, callee: Option<&str>) {
     if !checker.enabled(Rule::NodeCpuCount) {
         return;
@@ -60,6 +66,12 @@ pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall, callee: 
         check_value(checker, keyword.range(), &keyword.value, |checker| {
             format!("`{}({arg}=...)`", checker.callee_display(call))
         });
+    }
+    if let Some(option) = cli_option::declared_by(call, callee)
+        && let Some(name) = option.name_matching(is_parallelism_option)
+    {
+        let name = name.to_string();
+        check_value(checker, option.range, option.default, |_| format!("the command-line option `{name}`"));
     }
     let Some(callee) = callee else { return };
     for &(name, index) in POSITIONAL_PARALLELISM {
