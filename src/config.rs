@@ -16,10 +16,6 @@ use crate::selection::resolve_selector;
 /// The file names searched, in order of preference within one directory.
 pub const CONFIG_FILE_NAMES: [&str; 3] = ["capslint.toml", ".capslint.toml", "pyproject.toml"];
 
-/// The thread-cap variables CAP203 requires by default: ADR-0096's five.
-pub const DEFAULT_THREAD_CAPS: [&str; 5] =
-    ["OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS", "LOKY_MAX_CPU_COUNT"];
-
 /// The GPU resource name checked by default.
 pub const DEFAULT_GPU_RESOURCE: &str = "nvidia.com/gpu";
 

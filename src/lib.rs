@@ -20,3 +20,4 @@ pub mod selection;
 pub mod settings;
 pub mod source;
 pub mod suppress;
+pub mod thread_variables;

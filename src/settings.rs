@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use globset::{Glob, GlobSet, GlobSetBuilder};
 
-use crate::config::{ConfigFile, DEFAULT_GPU_RESOURCE, DEFAULT_THREAD_CAPS, Options};
+use crate::config::{ConfigFile, DEFAULT_GPU_RESOURCE, Options};
 use crate::python::CapNames;
 use crate::registry::{Rule, Severity};
 use crate::selection::{RuleSet, UnknownSelector, resolve_selectors};
@@ -173,7 +173,7 @@ impl Settings {
             thread_caps: options
                 .thread_caps
                 .clone()
-                .unwrap_or_else(|| DEFAULT_THREAD_CAPS.iter().map(|name| (*name).to_string()).collect()),
+                .unwrap_or_else(|| crate::thread_variables::required_caps().map(String::from).collect()),
             limit_env: options.runtime.as_ref().and_then(|runtime| runtime.limit_env.clone()),
             gpu: GpuSettings {
                 resource: gpu.resource.unwrap_or_else(|| DEFAULT_GPU_RESOURCE.to_string()),

@@ -278,7 +278,7 @@ import json, os
 import numpy, threadpoolctl
 names = ["OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS",
          "NUMEXPR_MAX_THREADS", "VECLIB_MAXIMUM_THREADS", "BLIS_NUM_THREADS", "NUMBA_NUM_THREADS",
-         "LOKY_MAX_CPU_COUNT", "PYTHON_CPU_COUNT", "OMP_WAIT_POLICY"]
+         "POLARS_MAX_THREADS", "LOKY_MAX_CPU_COUNT", "PYTHON_CPU_COUNT", "OMP_WAIT_POLICY"]
 print(json.dumps({"env": {n: os.environ.get(n) for n in names}, "pid": os.getpid(),
                   "pools": threadpoolctl.threadpool_info()}))
 "#;

@@ -8,7 +8,7 @@ use std::process::{Command, Output, Stdio};
 
 use runtime_support::*;
 
-const CAP_NAMES: [&str; 11] = [
+const CAP_NAMES: [&str; 12] = [
     "OMP_NUM_THREADS",
     "OPENBLAS_NUM_THREADS",
     "MKL_NUM_THREADS",
@@ -17,6 +17,7 @@ const CAP_NAMES: [&str; 11] = [
     "VECLIB_MAXIMUM_THREADS",
     "BLIS_NUM_THREADS",
     "NUMBA_NUM_THREADS",
+    "POLARS_MAX_THREADS",
     "LOKY_MAX_CPU_COUNT",
     "PYTHON_CPU_COUNT",
     "OMP_WAIT_POLICY",
@@ -29,11 +30,16 @@ fn exec(vars: &[(&str, String)], extra: &[&str], command: &[&str]) -> Command {
     cmd
 }
 
-/// The environment the command received, as `NAME=value` lines.
+/// The thread variables the command received, as `NAME=value` lines: any name that looks like one, so
+/// a variable set beyond [`CAP_NAMES`] shows up too.
 fn received(output: &Output) -> Vec<String> {
     String::from_utf8_lossy(&output.stdout)
         .lines()
-        .filter(|line| CAP_NAMES.iter().any(|n| line.starts_with(&format!("{n}="))))
+        .filter(|line| {
+            let name = line.split('=').next().unwrap_or_default();
+            CAP_NAMES.contains(&name)
+                || ["_THREADS", "_CPU_COUNT", "_WAIT_POLICY"].iter().any(|end| name.ends_with(end))
+        })
         .map(str::to_owned)
         .collect()
 }

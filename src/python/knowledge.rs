@@ -257,38 +257,6 @@ pub fn is_thread_count_keyword(keyword: &str) -> bool {
     THREAD_COUNT_KEYWORDS.contains(&keyword)
 }
 
-/// Environment variables that native libraries read once, when they load (CAP106).
-pub const LOAD_TIME_VARIABLES: &[&str] = &[
-    "OMP_NUM_THREADS",
-    "OMP_WAIT_POLICY",
-    "GOMP_SPINCOUNT",
-    "OPENBLAS_NUM_THREADS",
-    "GOTO_NUM_THREADS",
-    "MKL_NUM_THREADS",
-    "NUMEXPR_NUM_THREADS",
-    "NUMEXPR_MAX_THREADS",
-    "VECLIB_MAXIMUM_THREADS",
-    "BLIS_NUM_THREADS",
-    "NUMBA_NUM_THREADS",
-    "POLARS_MAX_THREADS",
-];
-
-/// Variables that bound parallelism and count as a cap when read (besides the configured ones).
-pub const CAP_VARIABLES: &[&str] = &[
-    "OMP_NUM_THREADS",
-    "OPENBLAS_NUM_THREADS",
-    "GOTO_NUM_THREADS",
-    "MKL_NUM_THREADS",
-    "NUMEXPR_NUM_THREADS",
-    "NUMEXPR_MAX_THREADS",
-    "VECLIB_MAXIMUM_THREADS",
-    "BLIS_NUM_THREADS",
-    "NUMBA_NUM_THREADS",
-    "POLARS_MAX_THREADS",
-    "LOKY_MAX_CPU_COUNT",
-    "PYTHON_CPU_COUNT",
-];
-
 /// Top-level packages that load a BLAS or OpenMP runtime when imported, and so read the OpenMP and BLAS
 /// variables at that moment.
 const BLAS_OR_OPENMP_LOADERS: &[&str] = &[
@@ -315,7 +283,7 @@ pub fn loaders_of(variable: &str) -> &'static [&'static str] {
         "NUMEXPR_NUM_THREADS" | "NUMEXPR_MAX_THREADS" => &["numexpr", "pandas"],
         "NUMBA_NUM_THREADS" => &["numba"],
         "POLARS_MAX_THREADS" => &["polars"],
-        _ if LOAD_TIME_VARIABLES.contains(&variable) => BLAS_OR_OPENMP_LOADERS,
+        _ if crate::thread_variables::is_read_at_load(variable) => BLAS_OR_OPENMP_LOADERS,
         _ => &[],
     }
 }

@@ -35,7 +35,8 @@ pub struct PythonOutcome {
     pub pod_templates: Vec<crate::k8s::PodTemplateCall>,
 }
 
-/// Words without which no CAP1xx rule can fire; with [`knowledge::LOAD_TIME_VARIABLES`] they make up
+/// Words without which no CAP1xx rule can fire; with the load-time variables
+/// ([`crate::thread_variables::read_at_load`]) they make up
 /// [`prefilter_words`].
 const PREFILTER_BASE_WORDS: &[&str] = &[
     // Thread-count keywords and dict keys (CAP101, CAP102, CAP105).
@@ -74,7 +75,7 @@ const PREFILTER_BASE_WORDS: &[&str] = &[
 /// Environment writes matter only for a load-time variable (CAP106), whose name must be a string literal in
 /// the file, or for a CPU count (CAP105: `cpu_count`), so the variable names stand in for `environ`.
 pub fn prefilter_words() -> Vec<&'static str> {
-    PREFILTER_BASE_WORDS.iter().chain(knowledge::LOAD_TIME_VARIABLES).copied().collect()
+    PREFILTER_BASE_WORDS.iter().copied().chain(crate::thread_variables::read_at_load()).collect()
 }
 
 /// Parses `text` and runs the enabled Python rules.

@@ -4,8 +4,9 @@
 use ruff_python_ast::{self as ast, Expr, Number, Operator, UnaryOp};
 use ruff_text_size::{Ranged, TextRange, TextSize};
 
-use super::knowledge::{self, CAP_VARIABLES, NODE_CPU_COUNT_CALLS, QUOTA_AWARE_CPU_COUNT_CALLS};
+use super::knowledge::{self, NODE_CPU_COUNT_CALLS, QUOTA_AWARE_CPU_COUNT_CALLS};
 use super::semantic::{Binding, BindingKind, DictMutation, ScopeId, SemanticModel};
+use crate::thread_variables;
 
 /// Bounds recursion through names, so cyclic or very deep definitions cannot hang or overflow.
 const MAX_DEPTH: u32 = 24;
@@ -150,7 +151,7 @@ pub struct CapNames {
 impl CapNames {
     /// Whether reading `variable` yields a value bounded by the pod's CPU cap.
     pub fn is_cap_variable(&self, variable: &str) -> bool {
-        CAP_VARIABLES.contains(&variable)
+        thread_variables::is_cap(variable)
             || self.variables.iter().any(|name| name == variable)
             || variable.ends_with("CPU_LIMIT")
     }

@@ -1,29 +1,12 @@
 //! The thread-cap environment variables: which exist, which ADR-0096 requires, and what they hold.
 
 use super::env::{Env, Value};
+use crate::thread_variables::{Holds, THREAD_VARIABLES};
 
-/// The caps ADR-0096 requires on every compute pod.
-pub const REQUIRED: [&str; 5] =
-    ["OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS", "LOKY_MAX_CPU_COUNT"];
-
-/// Further caps that are reported, and checked against the limit when set, but not required.
-pub const OPTIONAL: [&str; 6] = [
-    "NUMEXPR_MAX_THREADS",
-    "VECLIB_MAXIMUM_THREADS",
-    "BLIS_NUM_THREADS",
-    "NUMBA_NUM_THREADS",
-    "GOTO_NUM_THREADS",
-    "PYTHON_CPU_COUNT",
-];
-
-/// The OpenMP wait policy variable; `passive` makes idle threads sleep instead of spin.
-pub const WAIT_POLICY: &str = "OMP_WAIT_POLICY";
+pub use crate::thread_variables::{LOKY_MAX_CPU_COUNT, WAIT_POLICY};
 
 /// The value `OMP_WAIT_POLICY` must have.
 pub const PASSIVE: &str = "passive";
-
-/// The process-count cap read by loky and joblib.
-pub const LOKY_MAX_CPU_COUNT: &str = "LOKY_MAX_CPU_COUNT";
 
 /// The variables a thread pool reads its size from, by threadpoolctl's `internal_api`, in the
 /// library's order of precedence (the first one set wins).
@@ -92,8 +75,8 @@ pub struct Cap {
 /// Every cap variable, as found in one environment.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Caps {
-    /// The thread and process caps: the required ones first, in the order of [`REQUIRED`] and
-    /// [`OPTIONAL`].
+    /// The thread and process caps, in the order of [`crate::thread_variables::THREAD_VARIABLES`]
+    /// (the required ones first).
     pub caps: Vec<Cap>,
     /// `OMP_WAIT_POLICY` as written; `None` when unset.
     pub wait_policy: Option<String>,
@@ -102,11 +85,14 @@ pub struct Caps {
 impl Caps {
     /// Reads every cap variable from `env`.
     pub fn read(env: &Env) -> Self {
-        let required = REQUIRED.iter().map(|&name| (name, true));
-        let optional = OPTIONAL.iter().map(|&name| (name, false));
-        let caps = required
-            .chain(optional)
-            .map(|(name, required)| Cap { name, required, value: read_cap(env, name) })
+        let caps = THREAD_VARIABLES
+            .iter()
+            .filter(|variable| variable.holds == Holds::Count)
+            .map(|variable| Cap {
+                name: variable.name,
+                required: variable.required,
+                value: read_cap(env, variable.name),
+            })
             .collect();
         let wait_policy = match env.value(WAIT_POLICY) {
             Value::Unset => None,
@@ -203,7 +189,7 @@ mod tests {
             .into_iter()
             .collect();
         let caps = Caps::read(&env);
-        assert_eq!(caps.caps.len(), REQUIRED.len() + OPTIONAL.len());
+        assert_eq!(caps.caps.len(), crate::thread_variables::caps().count());
         assert!(caps.caps[..5].iter().all(|c| c.required));
         assert_eq!(caps.get("OMP_NUM_THREADS").unwrap().value.threads(), Some(1));
         assert_eq!(caps.get("MKL_NUM_THREADS").unwrap().value, CapValue::Unset);

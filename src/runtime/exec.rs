@@ -13,24 +13,7 @@ use std::process::Command;
 use super::caps::{self, CapValue};
 use super::env::{Env, Value};
 use super::verdict::{Reason, Verdict};
-
-/// The variables `exec` sets to the effective limit.
-pub const EXPORTED: [&str; 10] = [
-    "OMP_NUM_THREADS",
-    "OPENBLAS_NUM_THREADS",
-    "MKL_NUM_THREADS",
-    "NUMEXPR_NUM_THREADS",
-    "NUMEXPR_MAX_THREADS",
-    "VECLIB_MAXIMUM_THREADS",
-    "BLIS_NUM_THREADS",
-    "NUMBA_NUM_THREADS",
-    "LOKY_MAX_CPU_COUNT",
-    "PYTHON_CPU_COUNT",
-];
-
-/// Variables left alone but refused when above the limit (OpenBLAS reads `GOTO_NUM_THREADS`
-/// only when `OPENBLAS_NUM_THREADS` is unset, which `exec` never leaves it).
-pub const CHECKED: [&str; 1] = ["GOTO_NUM_THREADS"];
+use crate::thread_variables::{self, OnExec};
 
 /// What `exec` will change in the environment.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -79,14 +62,15 @@ pub fn plan(env: &Env, limit: u64) -> Result<Plan, Vec<Verdict>> {
     let mut plan = Plan { limit, set: Vec::new(), kept: Vec::new() };
     let mut above = Vec::new();
     let mut invalid = Vec::new();
-    for name in EXPORTED.into_iter().chain(CHECKED) {
+    for name in thread_variables::caps() {
+        let exported = thread_variables::on_exec(name) == Some(OnExec::Export);
         let value = match env.value(name) {
             Value::Unset => CapValue::Unset,
             Value::NotUtf8 => CapValue::Invalid { raw: "<not UTF-8>".into() },
             Value::Text(raw) => caps::parse_cap(name, raw),
         };
         match value {
-            CapValue::Unset | CapValue::Empty if EXPORTED.contains(&name) => {
+            CapValue::Unset | CapValue::Empty if exported => {
                 plan.set.push((name, limit.to_string()));
             }
             CapValue::Unset | CapValue::Empty => {}
@@ -154,7 +138,8 @@ mod tests {
     #[test]
     fn sets_every_cap_and_the_wait_policy() {
         let plan = plan(&env(&[]), 2).unwrap();
-        assert_eq!(plan.set.len(), EXPORTED.len() + 1);
+        let exported = thread_variables::caps().filter(|name| thread_variables::on_exec(name) == Some(OnExec::Export));
+        assert_eq!(plan.set.len(), exported.count() + 1);
         assert!(plan.set.iter().filter(|(n, _)| *n != "OMP_WAIT_POLICY").all(|(_, v)| v == "2"));
         assert!(plan.set.contains(&("OMP_WAIT_POLICY", "passive".into())));
         assert!(plan.kept.is_empty());

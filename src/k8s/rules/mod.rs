@@ -27,21 +27,6 @@ use crate::selection::RuleSet;
 use crate::settings::Settings;
 use crate::source::SourceFile;
 
-/// The thread variables a cap can be written in, besides the configured `thread-caps`.
-pub const KNOWN_THREAD_VARIABLES: &[&str] = &[
-    "OMP_NUM_THREADS",
-    "OPENBLAS_NUM_THREADS",
-    "MKL_NUM_THREADS",
-    "NUMEXPR_NUM_THREADS",
-    "NUMEXPR_MAX_THREADS",
-    "VECLIB_MAXIMUM_THREADS",
-    "BLIS_NUM_THREADS",
-    "NUMBA_NUM_THREADS",
-    "LOKY_MAX_CPU_COUNT",
-    "GOTO_NUM_THREADS",
-    "POLARS_MAX_THREADS",
-];
-
 /// The Downward API resource that carries the CPU limit.
 pub const LIMITS_CPU: &str = "limits.cpu";
 
@@ -182,10 +167,9 @@ impl<'p> ContainerContext<'p> {
     /// variables.
     pub fn cap_variables(&self) -> impl Iterator<Item = &'p str> + use<'p> {
         let configured = self.settings.thread_caps.iter().map(String::as_str);
-        let known = KNOWN_THREAD_VARIABLES
-            .iter()
-            .copied()
-            .filter(|name| !self.settings.thread_caps.iter().any(|cap| cap == name));
+        let known = crate::thread_variables::caps()
+            .filter(|name| !self.settings.thread_caps.iter().any(|cap| cap == name))
+            .map(|name| -> &'p str { name });
         configured.chain(known)
     }
 }
