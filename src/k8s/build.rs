@@ -8,16 +8,15 @@ use super::model::{
     ConfigMapData, Container, EnvFrom, EnvFromSource, EnvSource, EnvVar, IgnoreCode, Object, Pod, Resource, Resources,
     Value,
 };
-use super::yaml::{Node, Stream};
+use super::yaml::Node;
 
 /// The annotation that suppresses rules for an object: `capslint.io/ignore: "CAP202,CAP203"`.
 pub const IGNORE_ANNOTATION: &str = "capslint.io/ignore";
 
-/// Every Kubernetes object of the stream, in document order.
-pub fn objects(stream: &Stream<'_>, text: &str) -> Vec<Object> {
-    let mut objects = Vec::new();
-    let mut pending: Vec<Node<'_>> = stream.documents().collect();
-    pending.reverse();
+/// Adds every Kubernetes object of one document (the document itself, or the items of a `List`) to
+/// `objects`, in order.
+pub fn objects(document: Node<'_>, text: &str, objects: &mut Vec<Object>) {
+    let mut pending: Vec<Node<'_>> = vec![document];
     while let Some(node) = pending.pop() {
         let Some((api_version, kind)) = identity(node) else { continue };
         let items = node.get("items").filter(|items| items.is_sequence());
@@ -29,7 +28,6 @@ pub fn objects(stream: &Stream<'_>, text: &str) -> Vec<Object> {
         }
         objects.push(object(node, api_version, kind, text));
     }
-    objects
 }
 
 /// `(apiVersion, kind)` of a mapping that has both as strings.
@@ -199,10 +197,15 @@ mod tests {
     use super::*;
     use crate::k8s::yaml;
 
+    fn all_objects(text: &str) -> Vec<Object> {
+        let mut found = Vec::new();
+        yaml::for_each_document(text, |document| objects(document, text, &mut found)).unwrap();
+        found
+    }
+
     /// `(kind, role, container names)` of every pod found.
     fn pods(text: &str) -> Vec<(String, Option<String>, Vec<String>)> {
-        let stream = yaml::load(text).unwrap();
-        objects(&stream, text)
+        all_objects(text)
             .into_iter()
             .flat_map(|object| {
                 object.pods.into_iter().map(move |pod| {
@@ -256,8 +259,7 @@ mod tests {
     fn values_read_through_aliases_point_at_the_alias() {
         let text = "apiVersion: v1\nkind: Pod\nspec:\n  containers:\n  - name: a\n    env: &env\n    - {name: X, value: \
                     \"1\"}\n  - name: b\n    env: *env\n";
-        let stream = yaml::load(text).unwrap();
-        let object = objects(&stream, text).remove(0);
+        let object = all_objects(text).remove(0);
         let [a, b] = &object.pods[0].containers[..] else { panic!("two containers") };
         assert_eq!(&text[a.env[0].name_range], "X");
         assert_eq!(&text[b.env[0].name_range], "*env");

@@ -93,25 +93,26 @@ pub fn parse(file: Arc<SourceFile>, settings: Arc<Settings>, rules: RuleSet) -> 
     if settings.prefilter && !may_contain_objects(text) {
         return parsed;
     }
-    let stream = match yaml::load(text) {
-        Ok(stream) => stream,
-        Err(error) => {
-            if rules.contains(Rule::SyntaxError) && looks_like_manifest(text) {
-                parsed.findings.push(
-                    Finding::new(Rule::SyntaxError, TextRange::empty(error.offset), error.message)
-                        .label(if error.refused { "refused here" } else { "cannot parse this" })
-                        .help("fix the YAML; the manifest rules run only on files that parse"),
-                );
-            }
-            return parsed;
+    let mut objects = Vec::new();
+    let mut directives = suppress::DirectiveScan::new(text);
+    let loaded = yaml::for_each_document(text, |document| {
+        build::objects(document, text, &mut objects);
+        directives.document(document);
+    });
+    if let Err(error) = loaded {
+        if rules.contains(Rule::SyntaxError) && looks_like_manifest(text) {
+            parsed.findings.push(
+                Finding::new(Rule::SyntaxError, TextRange::empty(error.offset), error.message)
+                    .label(if error.refused { "refused here" } else { "cannot parse this" })
+                    .help("fix the YAML; the manifest rules run only on files that parse"),
+            );
         }
-    };
-    let objects = build::objects(&stream, text);
+        return parsed;
+    }
     if objects.is_empty() {
         return parsed;
     }
-    let directives = suppress::directives(text, &stream);
-    drop(stream);
+    let directives = directives.finish();
     parsed.manifest = Some(ManifestFile { file, settings, rules, objects, directives });
     parsed
 }

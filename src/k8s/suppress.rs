@@ -9,7 +9,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use super::ManifestFile;
 use super::build::IGNORE_ANNOTATION;
 use super::rules::Reported;
-use super::yaml::{Node, Stream};
+use super::yaml::Node;
 use crate::diagnostic::Finding;
 use crate::registry::{Family, Rule};
 
@@ -46,40 +46,59 @@ fn parse(text: &str, hash: usize) -> Option<Directive> {
     (!codes.is_empty()).then(|| Directive { start: TextSize::from(hash as u32), codes })
 }
 
-/// Every directive of a file. A `#` counts only where YAML starts a comment (at the start of a line or
-/// after whitespace) and outside every scalar, so a quoted or block string that mentions one is text.
-pub fn directives(text: &str, stream: &Stream<'_>) -> Vec<Directive> {
-    let mut found: Vec<Directive> = memchr::memmem::find_iter(text.as_bytes(), PREFIX)
-        .filter_map(|at| {
-            let before = text[..at].trim_end_matches([' ', '\t']);
-            let hash = before.len().checked_sub(1).filter(|hash| text.as_bytes()[*hash] == b'#')?;
-            let starts_comment = hash == 0 || matches!(text.as_bytes()[hash - 1], b' ' | b'\t' | b'\n' | b'\r');
-            starts_comment.then(|| parse(text, hash)).flatten()
-        })
-        .collect();
-    if found.is_empty() {
-        return found;
+/// Finds the directives of a file. A `#` counts only where YAML starts a comment (at the start of a line
+/// or after whitespace) and outside every scalar, so a quoted or block string that mentions one is text:
+/// the candidates are found in the text, then each document's scalars are noted, then
+/// [`DirectiveScan::finish`] keeps the candidates outside them.
+pub struct DirectiveScan {
+    found: Vec<Directive>,
+    scalars: Vec<TextRange>,
+}
+
+impl DirectiveScan {
+    /// The candidates of `text`.
+    pub fn new(text: &str) -> Self {
+        let found = memchr::memmem::find_iter(text.as_bytes(), PREFIX)
+            .filter_map(|at| {
+                let before = text[..at].trim_end_matches([' ', '\t']);
+                let hash = before.len().checked_sub(1).filter(|hash| text.as_bytes()[*hash] == b'#')?;
+                let starts_comment = hash == 0 || matches!(text.as_bytes()[hash - 1], b' ' | b'\t' | b'\n' | b'\r');
+                starts_comment.then(|| parse(text, hash)).flatten()
+            })
+            .collect();
+        DirectiveScan { found, scalars: Vec::new() }
     }
-    let mut scalars: Vec<TextRange> = Vec::new();
-    let mut stack: Vec<Node<'_>> = stream.documents().collect();
-    while let Some(node) = stack.pop() {
-        if node.scalar().is_some() {
-            scalars.push(node.range());
-            continue;
+
+    /// Notes the scalars of one document (nothing to do when the text has no candidate).
+    pub fn document(&mut self, document: Node<'_>) {
+        if self.found.is_empty() {
+            return;
         }
-        stack.extend(node.items());
-        for (key, value) in node.entries() {
-            stack.push(key);
-            stack.push(value);
+        let mut stack = vec![document];
+        while let Some(node) = stack.pop() {
+            if node.scalar().is_some() {
+                self.scalars.push(node.range());
+                continue;
+            }
+            stack.extend(node.items());
+            for (key, value) in node.entries() {
+                stack.push(key);
+                stack.push(value);
+            }
         }
     }
-    // Scalars do not overlap: the one that could hold a comment is the last that starts before it.
-    scalars.sort_by_key(|range| range.start());
-    found.retain(|directive| {
-        let before = scalars.partition_point(|range| range.start() <= directive.start);
-        !before.checked_sub(1).is_some_and(|index| scalars[index].contains(directive.start))
-    });
-    found
+
+    /// The directives: the candidates outside every scalar.
+    pub fn finish(self) -> Vec<Directive> {
+        let DirectiveScan { mut found, mut scalars } = self;
+        // Scalars do not overlap: the one that could hold a comment is the last that starts before it.
+        scalars.sort_by_key(|range| range.start());
+        found.retain(|directive| {
+            let before = scalars.partition_point(|range| range.start() <= directive.start);
+            !before.checked_sub(1).is_some_and(|index| scalars[index].contains(directive.start))
+        });
+        found
+    }
 }
 
 /// Whether an annotation or directive code names `rule`.
@@ -177,9 +196,14 @@ fn unused(file: &ManifestFile, code: &str, range: TextRange, description: &str) 
 mod tests {
     use super::*;
 
+    fn directives(text: &str) -> Vec<Directive> {
+        let mut scan = DirectiveScan::new(text);
+        crate::k8s::yaml::for_each_document(text, |document| scan.document(document)).unwrap();
+        scan.finish()
+    }
+
     fn codes(text: &str) -> Vec<String> {
-        let stream = crate::k8s::yaml::load(text).unwrap();
-        directives(text, &stream).into_iter().flat_map(|directive| directive.codes).map(|(code, _)| code).collect()
+        directives(text).into_iter().flat_map(|directive| directive.codes).map(|(code, _)| code).collect()
     }
 
     #[test]
@@ -195,8 +219,7 @@ mod tests {
     #[test]
     fn code_ranges_point_at_the_codes() {
         let text = "a: 1  # capslint: ignore[ CAP201 ,CAP203]\n";
-        let stream = crate::k8s::yaml::load(text).unwrap();
-        let directive = directives(text, &stream).remove(0);
+        let directive = directives(text).remove(0);
         for (code, range) in directive.codes {
             assert_eq!(&text[range], code);
         }
