@@ -47,9 +47,13 @@ fn covered_elsewhere(checker: &Checker<'_, '_>, callee: Option<&str>, argument: 
             && checker.enabled(Rule::UnsizedProcessPool))
 }
 
-/// Whether a command-line option with this destination sizes a pool (`--n-jobs`, `--max-workers`).
+/// Names a command-line option sizing a pool goes by, besides the parallelism keywords.
+const POOL_SIZE_OPTIONS: &[&str] =
+    &["jobs", "workers", "n_workers", "threads", "processes", "n_processes", "num_processes", "procs", "nprocs"];
+
+/// Whether a command-line option with this destination sizes a pool (`--n-jobs`, `--workers`).
 fn is_parallelism_option(name: &str) -> bool {
-    name != "limits" && PARALLELISM_KEYWORDS.contains(&name)
+    name != "limits" && (PARALLELISM_KEYWORDS.contains(&name) || POOL_SIZE_OPTIONS.contains(&name))
 }
 
 /// Parallelism keywords, command-line options and known positional thread-count arguments.
