@@ -273,6 +273,18 @@ mod tests {
     }
 
     #[test]
+    fn documents_are_handed_over_as_they_finish() {
+        // The first document is delivered before the parser reaches the second one's error: the
+        // stream is never held whole.
+        let mut delivered = Vec::new();
+        let result = for_each_document("a: 1\n---\nb: [1, 2\n", |document| {
+            delivered.push(document.get("a").and_then(|value| value.text()).map(|text| text.into_owned()));
+        });
+        assert_eq!(delivered, [Some("1".to_string())]);
+        assert!(result.is_err());
+    }
+
+    #[test]
     fn anchors_are_scoped_to_their_document() {
         let mut texts = Vec::new();
         each("a: &x 1\nb: *x\n---\nc: &x 2\nd: *x\n", |document| {
