@@ -25,8 +25,8 @@ impl CliOption<'_> {
     }
 }
 
-/// Absl's flag definitions: `DEFINE_integer(name, default, help)`.
-const ABSL_DEFINES: &[&str] = &["absl.flags.DEFINE_integer", "absl.flags.DEFINE"];
+/// Absl's integer flag definition: `DEFINE_integer(name, default, help)`.
+const ABSL_DEFINE_INTEGER: &str = "absl.flags.DEFINE_integer";
 
 /// The option that `call` declares, if it is an argparse, click or absl declaration with a default.
 /// `callee` is the call's resolved qualified name, when it resolves.
@@ -41,7 +41,7 @@ pub fn declared_by<'a>(call: &'a ast::ExprCall, callee: Option<&str>) -> Option<
         };
         return Some(CliOption { names, default: &keyword.value, range: keyword.range() });
     }
-    if callee.is_some_and(|callee| ABSL_DEFINES.contains(&callee)) {
+    if callee == Some(ABSL_DEFINE_INTEGER) {
         let name = call.arguments.find_keyword("name").map(|keyword| &keyword.value).or(call.arguments.args.first())?;
         let (default, range) = match call.arguments.find_keyword("default") {
             Some(keyword) => (&keyword.value, keyword.range()),

@@ -335,7 +335,6 @@ pub fn is_interesting_attribute(attribute: &str) -> bool {
             | "option"
             | "Option"
             | "DEFINE_integer"
-            | "DEFINE"
     ) || attribute.ends_with("PodOperator")
         || booster_entry(&format!("lightgbm.{attribute}")).is_some()
         || booster_entry(&format!("xgboost.{attribute}")).is_some()
