@@ -258,15 +258,8 @@ impl<'a> Visitor<'a> for Checker<'_, 'a> {
     fn visit_stmt(&mut self, stmt: &'a Stmt) {
         match stmt {
             Stmt::FunctionDef(function) => {
-                for decorator in &function.decorator_list {
-                    self.visit_decorator(decorator);
-                }
                 rules::n_jobs_all_cores::parameters(self, &function.parameters);
-                for parameter in function.parameters.iter_non_variadic_params() {
-                    if let Some(default) = parameter.default() {
-                        self.visit_expr(default);
-                    }
-                }
+                super::visit_function_header(self, function);
                 let contexts = std::mem::take(&mut self.contexts);
                 self.functions.push((function.name.as_str(), self.scope));
                 let outer = self.enter_scope(function.range.start());

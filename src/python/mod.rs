@@ -78,6 +78,19 @@ pub fn prefilter_words() -> Vec<&'static str> {
     PREFILTER_BASE_WORDS.iter().copied().chain(crate::thread_variables::read_at_load()).collect()
 }
 
+/// Visits what a `def` evaluates in the enclosing scope, when the definition runs: its decorators and
+/// its parameter defaults. Every walk calls this before it enters the function's own scope.
+fn visit_function_header<'a>(visitor: &mut impl Visitor<'a>, function: &'a ruff_python_ast::StmtFunctionDef) {
+    for decorator in &function.decorator_list {
+        visitor.visit_decorator(decorator);
+    }
+    for parameter in function.parameters.iter_non_variadic_params() {
+        if let Some(default) = parameter.default() {
+            visitor.visit_expr(default);
+        }
+    }
+}
+
 /// Parses `text` and runs the enabled Python rules.
 pub fn check(text: &str, rules: RuleSet, settings: &Settings) -> PythonOutcome {
     let parsed = parse_unchecked_source(text, PySourceType::Python);

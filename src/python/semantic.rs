@@ -365,14 +365,7 @@ impl<'a> Visitor<'a> for Builder<'a> {
     fn visit_stmt(&mut self, stmt: &'a Stmt) {
         match stmt {
             Stmt::FunctionDef(function) => {
-                for decorator in &function.decorator_list {
-                    self.visit_decorator(decorator);
-                }
-                for parameter in function.parameters.iter_non_variadic_params() {
-                    if let Some(default) = parameter.default() {
-                        self.visit_expr(default);
-                    }
-                }
+                super::visit_function_header(self, function);
                 self.bind(function.name.as_str(), function.name.range, BindingKind::Definition);
                 let outer = self.scope;
                 let outer_conditional = std::mem::take(&mut self.conditional);

@@ -303,14 +303,7 @@ impl<'a> Visitor<'a> for TemplateFinder<'_, '_, 'a> {
     fn visit_stmt(&mut self, stmt: &'a Stmt) {
         match stmt {
             Stmt::FunctionDef(function) => {
-                for decorator in &function.decorator_list {
-                    self.visit_decorator(decorator);
-                }
-                for parameter in function.parameters.iter_non_variadic_params() {
-                    if let Some(default) = parameter.default() {
-                        self.visit_expr(default);
-                    }
-                }
+                crate::python::visit_function_header(self, function);
                 let outer = self.enter(function.range.start());
                 self.visit_body(&function.body);
                 self.scope = outer;
