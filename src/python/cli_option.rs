@@ -16,6 +16,9 @@ pub struct CliOption<'a> {
     pub default: &'a Expr,
     /// What to underline: the `default=` keyword, or the positional default.
     pub range: TextRange,
+    /// Whether a string default is converted to an integer first (argparse applies `type=int` to a string
+    /// default, so `default="-1"` means -1).
+    pub int_from_string: bool,
 }
 
 impl CliOption<'_> {
@@ -39,7 +42,12 @@ pub fn declared_by<'a>(call: &'a ast::ExprCall, callee: Option<&str>) -> Option<
             Some(dest) => vec![dest.to_string()],
             None => option_names(&call.arguments.args),
         };
-        return Some(CliOption { names, default: &keyword.value, range: keyword.range() });
+        let int_from_string = is_argparse
+            && call
+                .arguments
+                .find_keyword("type")
+                .is_some_and(|kind| matches!(&kind.value, Expr::Name(name) if name.id.as_str() == "int"));
+        return Some(CliOption { names, default: &keyword.value, range: keyword.range(), int_from_string });
     }
     if callee == Some(ABSL_DEFINE_INTEGER) {
         let name = call.arguments.find_keyword("name").map(|keyword| &keyword.value).or(call.arguments.args.first())?;
@@ -50,7 +58,7 @@ pub fn declared_by<'a>(call: &'a ast::ExprCall, callee: Option<&str>) -> Option<
                 (default, default.range())
             }
         };
-        return Some(CliOption { names: vec![string(name)?.to_string()], default, range });
+        return Some(CliOption { names: vec![string(name)?.to_string()], default, range, int_from_string: false });
     }
     None
 }

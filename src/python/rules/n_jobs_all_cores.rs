@@ -87,7 +87,12 @@ pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall, callee: 
         && let Some(name) = option.name_matching(is_thread_count_keyword)
     {
         let resolved = checker.eval(option.default);
-        if let Value::Int(value) = resolved.value
+        let value = match &resolved.value {
+            Value::Int(value) => Some(*value),
+            Value::Str(text) if option.int_from_string => text.trim().parse::<i64>().ok(),
+            _ => None,
+        };
+        if let Some(value) = value
             && value < 0
         {
             let subject =
