@@ -111,11 +111,6 @@ pub fn is_read_at_load(name: &str) -> bool {
     read_at_load().any(|variable| variable == name)
 }
 
-/// What `capslint exec` does with `name`, if it is in the table.
-pub fn on_exec(name: &str) -> Option<OnExec> {
-    THREAD_VARIABLES.iter().find(|variable| variable.name == name).map(|variable| variable.on_exec)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

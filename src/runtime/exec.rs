@@ -13,7 +13,7 @@ use std::process::Command;
 use super::caps::{self, CapValue};
 use super::env::{Env, Value};
 use super::verdict::{Reason, Verdict};
-use crate::thread_variables::{self, OnExec};
+use crate::thread_variables::{OnExec, THREAD_VARIABLES};
 
 /// What `exec` will change in the environment.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -62,8 +62,8 @@ pub fn plan(env: &Env, limit: u64) -> Result<Plan, Vec<Verdict>> {
     let mut plan = Plan { limit, set: Vec::new(), kept: Vec::new() };
     let mut above = Vec::new();
     let mut invalid = Vec::new();
-    for name in thread_variables::caps() {
-        let exported = thread_variables::on_exec(name) == Some(OnExec::Export);
+    for variable in THREAD_VARIABLES.iter().filter(|variable| variable.on_exec != OnExec::NotACap) {
+        let (name, exported) = (variable.name, variable.on_exec == OnExec::Export);
         let value = match env.value(name) {
             Value::Unset => CapValue::Unset,
             Value::NotUtf8 => CapValue::Invalid { raw: "<not UTF-8>".into() },
@@ -138,7 +138,7 @@ mod tests {
     #[test]
     fn sets_every_cap_and_the_wait_policy() {
         let plan = plan(&env(&[]), 2).unwrap();
-        let exported = thread_variables::caps().filter(|name| thread_variables::on_exec(name) == Some(OnExec::Export));
+        let exported = THREAD_VARIABLES.iter().filter(|variable| variable.on_exec == OnExec::Export);
         assert_eq!(plan.set.len(), exported.count() + 1);
         assert!(plan.set.iter().filter(|(n, _)| *n != "OMP_WAIT_POLICY").all(|(_, v)| v == "2"));
         assert!(plan.set.contains(&("OMP_WAIT_POLICY", "passive".into())));
