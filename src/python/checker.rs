@@ -222,6 +222,10 @@ impl<'m, 'a> Checker<'m, 'a> {
         rules::unsized_process_pool::call(self, call, callee);
         rules::node_cpu_count::call(self, call, callee);
         rules::kpo::call(self, call, callee);
+        if let Some(option) = super::cli_option::declared_by(call, callee) {
+            rules::n_jobs_all_cores::cli_option(self, &option);
+            rules::node_cpu_count::cli_option(self, &option);
+        }
         if let Some(write) = EnvWrite::from_call(self, call, callee) {
             self.check_env_write(&write);
         }

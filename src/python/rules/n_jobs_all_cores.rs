@@ -5,7 +5,7 @@ use ruff_text_size::{Ranged, TextRange};
 
 use crate::diagnostic::Finding;
 use crate::python::checker::{Checker, call_argument, kwargs_splats};
-use crate::python::cli_option;
+use crate::python::cli_option::{self, CliOption};
 use crate::python::knowledge::{
     Booster, BoosterEntry, JoblibCall, booster_entry, is_query_call, is_thread_count_keyword,
 };
@@ -82,24 +82,6 @@ pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall, callee: 
             );
         }
     }
-    // `parser.add_argument("--n-jobs", default=-1)`: every run without the flag gets all cores.
-    if let Some(option) = cli_option::declared_by(call, callee)
-        && let Some(name) = option.name_matching(is_thread_count_keyword)
-    {
-        let resolved = checker.eval(option.default);
-        let value = match &resolved.value {
-            Value::Int(value) => Some(*value),
-            Value::Str(text) if option.int_from_string => text.trim().parse::<i64>().ok(),
-            _ => None,
-        };
-        if let Some(value) = value
-            && value < 0
-        {
-            let subject =
-                format!("the default `{}` of the command-line option `{name}`", checker.text(option.default.range()));
-            report(checker, option.range, subject, value, None, &resolved);
-        }
-    }
     // joblib also takes `n_jobs` by position: `Parallel(-1)`, `parallel_backend("loky", -1)`.
     let positional = match callee.and_then(JoblibCall::from_name) {
         Some(JoblibCall::Parallel) => call.arguments.args.first(),
@@ -168,6 +150,27 @@ pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall, callee: 
                 }
             }
         }
+    }
+}
+
+/// `parser.add_argument("--n-jobs", default=-1)`: every run without the flag gets all cores.
+pub fn cli_option<'a>(checker: &mut Checker<'_, 'a>, option: &CliOption<'a>) {
+    if !checker.enabled(Rule::NJobsAllCores) {
+        return;
+    }
+    let Some(name) = option.name_matching(is_thread_count_keyword) else { return };
+    let resolved = checker.eval(option.default);
+    let value = match &resolved.value {
+        Value::Int(value) => Some(*value),
+        Value::Str(text) if option.int_from_string => text.trim().parse::<i64>().ok(),
+        _ => None,
+    };
+    if let Some(value) = value
+        && value < 0
+    {
+        let subject =
+            format!("the default `{}` of the command-line option `{name}`", checker.text(option.default.range()));
+        report(checker, option.range, subject, value, None, &resolved);
     }
 }
 

@@ -8,7 +8,7 @@ use ruff_text_size::{Ranged, TextRange};
 
 use crate::diagnostic::Finding;
 use crate::python::checker::Checker;
-use crate::python::cli_option;
+use crate::python::cli_option::CliOption;
 use crate::python::env::EnvWrite;
 use crate::python::knowledge::{
     JoblibCall, PARALLELISM_KEYWORDS, POSITIONAL_PARALLELISM, PROCESS_POOLS, describe_counter, is_thread_count_keyword,
@@ -56,7 +56,7 @@ fn is_parallelism_option(name: &str) -> bool {
     name != "limits" && (PARALLELISM_KEYWORDS.contains(&name) || POOL_SIZE_OPTIONS.contains(&name))
 }
 
-/// Parallelism keywords, command-line options and known positional thread-count arguments.
+/// Parallelism keywords and known positional thread-count arguments.
 pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall, callee: Option<&str>) {
     if !checker.enabled(Rule::NodeCpuCount) {
         return;
@@ -70,12 +70,6 @@ pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall, callee: 
         check_value(checker, keyword.range(), &keyword.value, |checker| {
             format!("`{}({arg}=...)`", checker.callee_display(call))
         });
-    }
-    if let Some(option) = cli_option::declared_by(call, callee)
-        && let Some(name) = option.name_matching(is_parallelism_option)
-    {
-        let name = name.to_string();
-        check_value(checker, option.range, option.default, |_| format!("the command-line option `{name}`"));
     }
     let Some(callee) = callee else { return };
     for &(name, index) in POSITIONAL_PARALLELISM {
@@ -91,6 +85,17 @@ pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall, callee: 
             continue;
         }
         check_value(checker, argument.range(), argument, |checker| format!("`{}(...)`", checker.callee_display(call)));
+    }
+}
+
+/// `parser.add_argument("--workers", default=os.cpu_count())`.
+pub fn cli_option<'a>(checker: &mut Checker<'_, 'a>, option: &CliOption<'a>) {
+    if !checker.enabled(Rule::NodeCpuCount) {
+        return;
+    }
+    if let Some(name) = option.name_matching(is_parallelism_option) {
+        let name = name.to_string();
+        check_value(checker, option.range, option.default, |_| format!("the command-line option `{name}`"));
     }
 }
 
