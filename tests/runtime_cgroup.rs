@@ -178,8 +178,8 @@ fn active_wait_policy_fails() {
     assert_eq!(
         String::from_utf8_lossy(&output.stderr),
         "event=pod_thread_caps_unsafe severity=error reason=wait_policy_active \
-         omp_wait_policy=active detail=\"OMP_WAIT_POLICY=\\\"active\\\", not passive: \
-         OpenMP threads spin at barriers\"\n"
+         omp_wait_policy=active detail=\"OMP_WAIT_POLICY=\\\"active\\\": idle OpenMP threads spin \
+         at barriers\"\n"
     );
 }
 

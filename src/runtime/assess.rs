@@ -34,6 +34,7 @@ pub fn assess(seen: &Observations<'_>) -> Vec<Verdict> {
     let joblib = seen.probe.and_then(|p| p.joblib_cpu_count);
     [
         seen.declared.err().map(undeclared),
+        env_duplicate(seen.caps),
         caps_unset(seen.caps),
         limit.and_then(|limit| caps_exceed_limit(seen.caps, limit)),
         limit.zip(pools).and_then(|(limit, pools)| cap_ineffective(seen.caps, limit, pools)),
@@ -56,7 +57,29 @@ pub fn undeclared(why: &Undeclared) -> Verdict {
     }
 }
 
-/// `caps_unset`: a required cap is unset, empty or invalid, or an optional cap is invalid.
+/// `env_duplicate`: the environment holds a variable the libraries read more than once; C's
+/// `getenv` (libgomp, OpenBLAS, CPython) reads the first entry, other readers may take the last.
+pub fn env_duplicate(caps: &Caps) -> Option<Verdict> {
+    if caps.duplicates.is_empty() {
+        return None;
+    }
+    let names = caps.duplicates.join(",");
+    Some(
+        Verdict::new(
+            Reason::EnvDuplicate,
+            format!(
+                "the environment holds {} more than once: C's getenv (libgomp, OpenBLAS, CPython) reads the \
+                 first entry, so the value checked may not be the value used; start through `capslint exec`, \
+                 which passes one entry per name",
+                caps.duplicates.join(", ")
+            ),
+        )
+        .field("vars", names),
+    )
+}
+
+/// `caps_unset`: a required cap is unset or empty, or any cap holds a value the libraries reject or
+/// read differently.
 pub fn caps_unset(caps: &Caps) -> Option<Verdict> {
     let problems: Vec<(&str, String)> = caps
         .caps
@@ -65,8 +88,8 @@ pub fn caps_unset(caps: &Caps) -> Option<Verdict> {
             let problem = match (&cap.value, cap.required) {
                 (CapValue::Unset, true) => format!("{} is not set", cap.name),
                 (CapValue::Empty, true) => format!("{} is empty", cap.name),
-                (CapValue::Invalid { raw }, _) => {
-                    format!("{}={raw:?} is not a positive integer", cap.name)
+                (CapValue::Invalid { raw, why }, _) => {
+                    format!("{}={raw:?} is not read alike by the libraries: {why}", cap.name)
                 }
                 _ => return None,
             };
@@ -81,20 +104,28 @@ pub fn caps_unset(caps: &Caps) -> Option<Verdict> {
     Some(Verdict::new(Reason::CapsUnset, sentences.join("; ")).field("vars", names.join(",")))
 }
 
-/// `caps_exceed_limit`: a cap allows more threads or processes than the limit.
+/// `caps_exceed_limit`: a cap allows more threads or processes than the limit (for an OpenMP
+/// list, its nested teams together).
 pub fn caps_exceed_limit(caps: &Caps, limit: u64) -> Option<Verdict> {
-    let over: Vec<(&str, u64)> = caps
+    let over: Vec<(&str, String)> = caps
         .caps
         .iter()
         .filter_map(|cap| {
-            let threads = cap.value.threads()?;
-            (threads > limit).then_some((cap.name, threads))
+            let CapValue::Threads { raw, threads, note } = &cap.value else { return None };
+            if *threads <= limit {
+                return None;
+            }
+            let shown = match note {
+                None => format!("{}={threads}", cap.name),
+                Some(note) => format!("{}={raw} ({note})", cap.name),
+            };
+            Some((cap.name, shown))
         })
         .collect();
     if over.is_empty() {
         return None;
     }
-    let values: Vec<String> = over.iter().map(|(n, t)| format!("{n}={t}")).collect();
+    let values: Vec<&str> = over.iter().map(|(_, shown)| shown.as_str()).collect();
     let names: Vec<&str> = over.iter().map(|(n, _)| *n).collect();
     Some(
         Verdict::new(Reason::CapsExceedLimit, format!("{} above the limit of {limit}", values.join(", ")))
@@ -151,18 +182,27 @@ pub fn cap_ineffective(caps: &Caps, limit: u64, pools: &[Pool]) -> Option<Verdic
     )
 }
 
-/// `wait_policy_active`: `OMP_WAIT_POLICY` is unset or not `passive`, so OpenMP threads spin.
+/// `wait_policy_active`: idle OpenMP threads spin: `OMP_WAIT_POLICY` is unset or not exactly
+/// `passive`, or a knob (`GOMP_SPINCOUNT`, `KMP_BLOCKTIME`, `KMP_LIBRARY`) overrides it.
 pub fn wait_policy_active(caps: &Caps) -> Option<Verdict> {
-    if caps.wait_policy_is_passive() {
+    if caps.spinning.is_empty() {
         return None;
     }
-    let (value, detail) = match caps.wait_policy.as_deref() {
-        None => ("unset".to_owned(), "OMP_WAIT_POLICY is not set: OpenMP threads spin at barriers".to_owned()),
-        Some(value) => {
-            (value.to_owned(), format!("OMP_WAIT_POLICY={value:?}, not passive: OpenMP threads spin at barriers"))
-        }
-    };
-    Some(Verdict::new(Reason::WaitPolicyActive, detail).field("omp_wait_policy", value))
+    let sentences: Vec<String> = caps
+        .spinning
+        .iter()
+        .map(|spinning| match &spinning.raw {
+            None => format!("{} is {}", spinning.name, spinning.why),
+            Some(raw) => format!("{}={raw:?}: {}", spinning.name, spinning.why),
+        })
+        .collect();
+    let names: Vec<&str> = caps.spinning.iter().map(|spinning| spinning.name).collect();
+    let policy = caps.wait_policy.clone().unwrap_or_else(|| "unset".to_owned());
+    let mut verdict = Verdict::new(Reason::WaitPolicyActive, sentences.join("; ")).field("omp_wait_policy", policy);
+    if names.iter().any(|name| *name != caps::WAIT_POLICY) {
+        verdict = verdict.field("vars", names.join(","));
+    }
+    Some(verdict)
 }
 
 /// `process_parallelism_unbounded`: `LOKY_MAX_CPU_COUNT` is unset or above the limit, or

@@ -1,18 +1,23 @@
 //! `capslint exec`: set every cap from the effective limit, then become the command.
 //!
-//! A cap the user already set is kept when it is within the limit and refused when above it;
-//! an invalid one is refused too. `OMP_WAIT_POLICY` becomes `passive` unless it already is,
-//! and any other policy is refused. The command then replaces this process (`execvp`): same PID,
-//! so signals and the exit status pass straight through.
+//! A cap the user left unset or empty is set to the limit, and `OMP_WAIT_POLICY` to `passive`.
+//! Then the environment the command will receive is read exactly as `capslint runtime` reads it
+//! ([`Caps::read`], the libraries' own grammars, nested OpenMP teams multiplied, spin knobs) and
+//! the start is refused on any problem: a user's value above the limit or read differently by the
+//! libraries, a policy other than `passive`, a knob that keeps threads spinning. The command gets
+//! exactly that environment, one entry per name (the first of repeated entries, which C's `getenv`
+//! reads), and replaces this process (`execvp`): same PID, so signals and the exit status pass
+//! straight through.
 
 use std::ffi::OsString;
 use std::io;
 use std::os::unix::process::CommandExt;
 use std::process::Command;
 
-use super::caps::{self, CapValue};
+use super::assess;
+use super::caps::{self, CapValue, Caps};
 use super::env::{Env, Value};
-use super::verdict::{Reason, Verdict};
+use super::verdict::Verdict;
 use crate::thread_variables::{OnExec, THREAD_VARIABLES};
 
 /// What `exec` will change in the environment.
@@ -24,12 +29,14 @@ pub struct Plan {
     pub set: Vec<(&'static str, String)>,
     /// Variables the user had already set to a safe value, kept as they are.
     pub kept: Vec<(&'static str, String)>,
+    /// The command's whole environment: the process's, one entry per name, with `set` applied.
+    pub env: Env,
 }
 
 impl Plan {
-    /// `env` with the plan applied.
+    /// `env` with one entry per name and the plan's settings applied.
     pub fn apply(&self, env: &Env) -> Env {
-        let mut env = env.clone();
+        let mut env: Env = env.iter().map(|(name, value)| (name.to_owned(), value.to_owned())).collect();
         for (name, value) in &self.set {
             env.set(*name, value);
         }
@@ -37,95 +44,52 @@ impl Plan {
     }
 }
 
-/// A user's value that forbids starting: the variable and how to show the value.
-struct Refused {
-    name: &'static str,
-    shown: String,
-}
-
-/// One verdict listing every refused variable (after the limit, when given), or none.
-fn refusal(reason: Reason, refused: &[Refused], what: &str, limit: Option<u64>) -> Option<Verdict> {
-    if refused.is_empty() {
-        return None;
-    }
-    let names: Vec<&str> = refused.iter().map(|r| r.name).collect();
-    let shown: Vec<&str> = refused.iter().map(|r| r.shown.as_str()).collect();
-    let mut verdict = Verdict::new(reason, format!("{} {what}", shown.join(", ")));
-    if let Some(limit) = limit {
-        verdict = verdict.field("limit", limit);
-    }
-    Some(verdict.field("vars", names.join(",")))
-}
-
 /// Decides every cap for `limit`, or the verdicts that forbid starting.
 pub fn plan(env: &Env, limit: u64) -> Result<Plan, Vec<Verdict>> {
-    let mut plan = Plan { limit, set: Vec::new(), kept: Vec::new() };
-    let mut above = Vec::new();
-    let mut invalid = Vec::new();
+    let mut set = Vec::new();
+    let mut kept = Vec::new();
+    let before = Caps::read(env);
     for variable in THREAD_VARIABLES.iter().filter(|variable| variable.on_exec != OnExec::NotACap) {
-        let (name, exported) = (variable.name, variable.on_exec == OnExec::Export);
-        let value = match env.value(name) {
-            Value::Unset => CapValue::Unset,
-            Value::NotUtf8 => CapValue::Invalid { raw: "<not UTF-8>".into() },
-            Value::Text(raw) => caps::parse_cap(name, raw),
-        };
-        match value {
-            CapValue::Unset | CapValue::Empty if exported => {
-                plan.set.push((name, limit.to_string()));
+        let Some(cap) = before.get(variable.name) else { continue };
+        match &cap.value {
+            CapValue::Unset | CapValue::Empty if variable.on_exec == OnExec::Export => {
+                set.push((variable.name, limit.to_string()));
             }
-            CapValue::Unset | CapValue::Empty => {}
-            CapValue::Threads { threads, .. } if threads > limit => {
-                above.push(Refused { name, shown: format!("{name}={threads}") })
-            }
-            CapValue::Threads { raw, .. } => plan.kept.push((name, raw)),
-            CapValue::Invalid { raw } => invalid.push(Refused { name, shown: format!("{name}={raw:?}") }),
+            CapValue::Threads { raw, .. } => kept.push((variable.name, raw.clone())),
+            _ => {}
         }
     }
-    let mut verdicts: Vec<Verdict> = [
-        refusal(Reason::CapsUnset, &invalid, "not a positive integer", None),
-        refusal(Reason::CapsExceedLimit, &above, &format!("above the limit of {limit}"), Some(limit)),
-    ]
-    .into_iter()
-    .flatten()
-    .collect();
     match env.value(caps::WAIT_POLICY) {
-        Value::Unset => plan.set.push((caps::WAIT_POLICY, caps::PASSIVE.into())),
-        Value::Text(policy) if policy.trim().is_empty() => {
-            plan.set.push((caps::WAIT_POLICY, caps::PASSIVE.into()));
-        }
-        Value::Text(policy) if policy.trim().eq_ignore_ascii_case(caps::PASSIVE) => {
-            plan.kept.push((caps::WAIT_POLICY, policy.to_owned()));
-        }
-        other => {
-            let shown = match other {
-                Value::Text(policy) => policy.to_owned(),
-                _ => "<not UTF-8>".to_owned(),
-            };
-            verdicts.push(
-                Verdict::new(Reason::WaitPolicyActive, format!("OMP_WAIT_POLICY={shown:?}: only passive is accepted"))
-                    .field("omp_wait_policy", shown),
-            );
-        }
+        Value::Unset | Value::Text("") => set.push((caps::WAIT_POLICY, caps::PASSIVE.into())),
+        Value::Text(policy) => kept.push((caps::WAIT_POLICY, policy.to_owned())),
+        Value::NotUtf8 => {}
     }
+    let mut plan = Plan { limit, set, kept, env: Env::default() };
+    plan.env = plan.apply(env);
+    let after = Caps::read(&plan.env);
+    let verdicts: Vec<Verdict> =
+        [assess::caps_unset(&after), assess::caps_exceed_limit(&after, limit), assess::wait_policy_active(&after)]
+            .into_iter()
+            .flatten()
+            .collect();
     if verdicts.is_empty() { Ok(plan) } else { Err(verdicts) }
 }
 
-/// Replaces this process with `command` under the plan's environment; returns only on failure.
+/// Replaces this process with `command` under exactly the plan's environment; returns only on
+/// failure.
 pub fn exec(command: &[OsString], plan: &Plan) -> io::Error {
     let Some((program, args)) = command.split_first() else {
         return io::Error::new(io::ErrorKind::InvalidInput, "no command given");
     };
     let mut command = Command::new(program);
-    command.args(args);
-    for (name, value) in &plan.set {
-        command.env(name, value);
-    }
+    command.args(args).env_clear().envs(plan.env.iter());
     command.exec()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::runtime::verdict::Reason;
 
     fn env(vars: &[(&str, &str)]) -> Env {
         vars.iter().copied().collect()
@@ -173,8 +137,47 @@ mod tests {
         assert_eq!(reasons(plan(&env(&[("GOTO_NUM_THREADS", "3")]), 2)), [Reason::CapsExceedLimit]);
         assert_eq!(reasons(plan(&env(&[("NUMBA_NUM_THREADS", "all")]), 2)), [Reason::CapsUnset]);
         assert_eq!(reasons(plan(&env(&[("OMP_WAIT_POLICY", "active")]), 2)), [Reason::WaitPolicyActive]);
-        let verdicts = plan(&env(&[("OMP_NUM_THREADS", "8,2"), ("LOKY_MAX_CPU_COUNT", "3")]), 2).unwrap_err();
+        let verdicts = plan(&env(&[("OMP_NUM_THREADS", "8"), ("LOKY_MAX_CPU_COUNT", "3")]), 2).unwrap_err();
         assert_eq!(verdicts.len(), 1);
         assert!(verdicts[0].detail.contains("OMP_NUM_THREADS=8, LOKY_MAX_CPU_COUNT=3"), "{}", verdicts[0].detail);
+    }
+
+    #[test]
+    fn refuses_what_the_libraries_read_differently() {
+        for value in ["1,64", "\u{a0}1", " 1", "+1", "01", "0", "1e0", ",1", "1,1,"] {
+            let verdicts = plan(&env(&[("OMP_NUM_THREADS", value)]), 1).unwrap_err();
+            assert_eq!(verdicts.len(), 1, "{value:?}: {verdicts:?}");
+            assert!(verdicts[0].detail.contains("OMP_NUM_THREADS"), "{value:?}: {}", verdicts[0].detail);
+        }
+        // A list whose inner levels are single threads is bounded by its first level.
+        assert!(plan(&env(&[("OMP_NUM_THREADS", "2,1")]), 2).is_ok());
+        // Nesting switched on multiplies the count exec sets on every level.
+        assert_eq!(reasons(plan(&env(&[("OMP_NESTED", "true")]), 2)), [Reason::CapsExceedLimit]);
+        assert!(plan(&env(&[("OMP_NESTED", "true")]), 1).is_ok());
+        assert_eq!(reasons(plan(&env(&[("OMP_MAX_ACTIVE_LEVELS", "2")]), 3)), [Reason::CapsExceedLimit]);
+    }
+
+    #[test]
+    fn refuses_knobs_that_keep_threads_spinning() {
+        for (name, value) in [("GOMP_SPINCOUNT", "infinite"), ("KMP_BLOCKTIME", "200"), ("KMP_LIBRARY", "turnaround")] {
+            let verdicts = plan(&env(&[(name, value)]), 2).unwrap_err();
+            assert_eq!(verdicts.iter().map(|v| v.reason).collect::<Vec<_>>(), [Reason::WaitPolicyActive]);
+            assert!(verdicts[0].detail.contains(name), "{}", verdicts[0].detail);
+        }
+        assert!(plan(&env(&[("GOMP_SPINCOUNT", "0"), ("KMP_BLOCKTIME", "0")]), 2).is_ok());
+        assert_eq!(reasons(plan(&env(&[("OMP_WAIT_POLICY", " passive")]), 2)), [Reason::WaitPolicyActive]);
+    }
+
+    #[test]
+    fn the_command_gets_one_entry_per_name_the_first_as_getenv_reads() {
+        let env: Env = [("OMP_NUM_THREADS", "64"), ("OMP_NUM_THREADS", "1")].into_iter().collect();
+        assert_eq!(reasons(plan(&env, 2)), [Reason::CapsExceedLimit]);
+        let env: Env = [("OMP_NUM_THREADS", "1"), ("OMP_NUM_THREADS", "64"), ("X", "y")].into_iter().collect();
+        let plan = plan(&env, 2).unwrap();
+        let names: Vec<_> = plan.env.iter().map(|(name, _)| name.to_owned()).collect();
+        let mut unique = names.clone();
+        unique.dedup();
+        assert_eq!(names, unique);
+        assert_eq!(plan.env.value("OMP_NUM_THREADS"), Value::Text("1"));
     }
 }

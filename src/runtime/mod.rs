@@ -221,7 +221,7 @@ pub fn run_exec(args: &ExecArgs) -> ExitCode {
             throttle_threshold: 1.0,
             roots: &roots,
         };
-        match check::check(&plan.apply(&env), &options) {
+        match check::check(&plan.env, &options) {
             Ok(report) if report.is_safe() => {}
             Ok(report) => {
                 print_verdicts(&report.verdicts);

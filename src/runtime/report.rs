@@ -11,7 +11,7 @@ use serde::ser::SerializeMap;
 use serde_json::{Map, Value};
 
 use super::assess::format_cpus;
-use super::caps::{CapValue, PASSIVE, WAIT_POLICY};
+use super::caps::{self, CapValue, PASSIVE, WAIT_POLICY};
 use super::check::Report;
 use super::cpuset::format_cpu_list;
 use super::verdict::JsonVerdict;
@@ -157,7 +157,8 @@ impl Serialize for JsonCaps<'_> {
                 CapValue::Threads { note, .. } => note.as_deref(),
                 _ => None,
             };
-            let entry = Cap { value: cap.value.raw(), threads: cap.value.threads(), required: cap.required, note };
+            let threads = cap.value.threads().filter(|&threads| threads != caps::UNBOUNDED);
+            let entry = Cap { value: cap.value.raw(), threads, required: cap.required, note };
             map.serialize_entry(cap.name, &entry)?;
         }
         let policy = WaitPolicy { value: caps.wait_policy.as_deref(), passive: caps.wait_policy_is_passive() };
@@ -233,7 +234,7 @@ pub fn to_text(report: &Report) -> String {
             CapValue::Unset => "unset".to_owned(),
             CapValue::Empty => "\"\"".to_owned(),
             CapValue::Threads { raw, .. } => raw.clone(),
-            CapValue::Invalid { raw } => format!("{raw:?} (invalid)"),
+            CapValue::Invalid { raw, .. } => format!("{raw:?} (invalid)"),
         };
         let remark = match &cap.value {
             CapValue::Threads { note: Some(note), .. } => note.as_str(),

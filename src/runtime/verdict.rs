@@ -15,6 +15,8 @@ pub const SEVERITY: &str = "error";
 pub enum Reason {
     /// No Downward API limit could be read.
     CpuLimitUndeclared,
+    /// A variable the libraries read appears more than once in the environment.
+    EnvDuplicate,
     /// A required cap is unset, empty or invalid (or an optional one is invalid).
     CapsUnset,
     /// A cap is above the effective limit.
@@ -36,6 +38,7 @@ impl Reason {
     pub fn as_str(self) -> &'static str {
         match self {
             Self::CpuLimitUndeclared => "cpu_limit_undeclared",
+            Self::EnvDuplicate => "env_duplicate",
             Self::CapsUnset => "caps_unset",
             Self::CapsExceedLimit => "caps_exceed_limit",
             Self::CapIneffective => "cap_ineffective",

@@ -1,5 +1,79 @@
 //! The environment variables that size thread and process pools, in one table read by the Python
-//! rules, the manifest rules, `capslint runtime` and `capslint exec`.
+//! rules, the manifest rules, `capslint runtime` and `capslint exec`, and how the libraries read
+//! their values: [`count`] (one count or an OpenMP list), [`nesting`] (how many threads a list really
+//! starts), [`spin`] (whether idle threads spin). `runtime`, `exec` and the manifest rules all read
+//! values through [`read_cap`] and [`spin::spinning`], so what one accepts the others accept.
+
+pub mod count;
+pub mod nesting;
+pub mod spin;
+
+pub use spin::{PASSIVE, WAIT_POLICY};
+
+/// A variable's setting in an environment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Value<'a> {
+    /// The variable is not set.
+    Unset,
+    /// The variable is set to valid UTF-8 text (possibly empty).
+    Text(&'a str),
+    /// The variable is set to bytes that are not UTF-8.
+    NotUtf8,
+}
+
+/// A count variable's value in an environment, read as every library that reads it does.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reading {
+    /// Not set.
+    Unset,
+    /// Set to the empty string: the libraries ignore it.
+    Empty,
+    /// Every reader gets at most `threads` threads (`None`: nested teams without bound).
+    Threads {
+        /// The bound, the product of the active nesting levels for an OpenMP list.
+        threads: Option<u64>,
+        /// How a list or nesting was counted.
+        note: Option<String>,
+    },
+    /// The readers reject the value or read it differently: why.
+    Refused(String),
+}
+
+/// Reads the count variable `name` in the environment that `value` looks up.
+pub fn read_cap<'a>(name: &str, value: impl Fn(&str) -> Value<'a>) -> Reading {
+    let counted = match value(name) {
+        Value::Unset => return Reading::Unset,
+        Value::NotUtf8 => count::not_utf8(),
+        Value::Text(raw) => count::read(name, raw),
+    };
+    let levels = match counted {
+        count::Count::Empty => return Reading::Empty,
+        count::Count::Refused(why) => return Reading::Refused(why),
+        count::Count::Levels(levels) => levels,
+    };
+    if !count::takes_list(name) {
+        return Reading::Threads { threads: levels.first().copied(), note: None };
+    }
+    let active = nesting::active_levels(&value, levels.len());
+    let threads = nesting::team_bound(&levels, &active);
+    let note = match (&active, threads) {
+        (nesting::ActiveLevels::Limited(1), _) if levels.len() == 1 => None,
+        (nesting::ActiveLevels::Unlimited(why), None) => Some(format!(
+            "{why}, and each nested level starts {} threads per thread: nested teams have no bound",
+            levels.last().copied().unwrap_or_default()
+        )),
+        (nesting::ActiveLevels::Unlimited(why), Some(threads)) => {
+            Some(format!("{why}: the nested teams hold at most {threads} threads"))
+        }
+        (nesting::ActiveLevels::Limited(depth), Some(threads)) => {
+            Some(format!("{depth} active nesting levels: the nested teams hold at most {threads} threads"))
+        }
+        (nesting::ActiveLevels::Limited(depth), None) => {
+            Some(format!("{depth} active nesting levels: the nested teams hold more threads than can be counted"))
+        }
+    };
+    Reading::Threads { threads, note }
+}
 
 /// What a variable holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -8,7 +82,7 @@ pub enum Holds {
     Count,
     /// The OpenMP wait policy (`passive` or `active`).
     WaitPolicy,
-    /// How long an idle OpenMP thread spins before it sleeps.
+    /// How long an idle OpenMP thread spins before it sleeps ([`spin::SPIN_KNOBS`]).
     SpinCount,
 }
 
@@ -20,7 +94,7 @@ pub enum OnExec {
     /// Left alone, refused when above the limit (OpenBLAS reads `GOTO_NUM_THREADS` only when
     /// `OPENBLAS_NUM_THREADS` is unset, which `exec` never leaves it).
     Check,
-    /// Not a count: the wait policy has its own handling, the spin count is left alone.
+    /// Not a count: the wait policy is set to `passive`, a spin knob is checked, never set.
     NotACap,
 }
 
@@ -41,6 +115,10 @@ pub struct ThreadVariable {
 
 const fn count(name: &'static str, read_at_load: bool, required: bool, on_exec: OnExec) -> ThreadVariable {
     ThreadVariable { name, holds: Holds::Count, read_at_load, required, on_exec }
+}
+
+const fn spin_knob(name: &'static str) -> ThreadVariable {
+    ThreadVariable { name, holds: Holds::SpinCount, read_at_load: true, required: false, on_exec: OnExec::NotACap }
 }
 
 /// Every variable, the required caps first in ADR-0096's order.
@@ -66,17 +144,10 @@ pub const THREAD_VARIABLES: &[ThreadVariable] = &[
         required: false,
         on_exec: OnExec::NotACap,
     },
-    ThreadVariable {
-        name: "GOMP_SPINCOUNT",
-        holds: Holds::SpinCount,
-        read_at_load: true,
-        required: false,
-        on_exec: OnExec::NotACap,
-    },
+    spin_knob("GOMP_SPINCOUNT"),
+    spin_knob("KMP_BLOCKTIME"),
+    spin_knob("KMP_LIBRARY"),
 ];
-
-/// The OpenMP wait policy variable; `passive` makes idle threads sleep instead of spin.
-pub const WAIT_POLICY: &str = "OMP_WAIT_POLICY";
 
 /// The process-count cap read by loky and joblib.
 pub const LOKY_MAX_CPU_COUNT: &str = "LOKY_MAX_CPU_COUNT";

@@ -1,0 +1,214 @@
+//! How the libraries read a count variable, and the one form capslint accepts.
+//!
+//! Each library parses its variables with its own grammar: libgomp skips ASCII white space and
+//! takes `strtoul`'s optional sign, OpenBLAS and BLIS read the leading digits with `atoi`, LLVM's
+//! OpenMP runtime (shipped with MKL and PyTorch) rejects a sign and fills empty list elements with
+//! one thread per CPU, Python readers (numexpr, numba, loky) call `int()`, which skips Unicode
+//! spaces, and polars uses Rust's `parse`. A value those grammars read differently is where a cap
+//! that looks safe starts one thread per CPU. capslint therefore accepts exactly the form that
+//! every reader reads alike, plain decimal digits (for `OMP_NUM_THREADS` and its device variants, a
+//! comma-separated list of them, one per nesting level), and refuses anything else with the reason
+//! the readers disagree.
+
+use std::fmt::Write as _;
+
+/// More significant digits than this do not fit the C `int` that `atoi` readers return.
+const MAX_DIGITS: usize = 9;
+
+/// How one value of a count variable is read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Count {
+    /// Set to the empty string: every reader falls back to its default, as when unset.
+    Empty,
+    /// A count every reader reads alike: one entry, or one per nesting level for an OpenMP list.
+    Levels(Vec<u64>),
+    /// A value the readers reject or read differently; the sentence says how.
+    Refused(String),
+}
+
+impl Count {
+    /// The outermost count, when the value is read alike.
+    pub fn first(&self) -> Option<u64> {
+        match self {
+            Self::Levels(levels) => levels.first().copied(),
+            _ => None,
+        }
+    }
+}
+
+/// Whether `name` takes OpenMP's per-nesting-level list syntax (`4,2`).
+pub fn takes_list(name: &str) -> bool {
+    name == "OMP_NUM_THREADS" || name.starts_with("OMP_NUM_THREADS_")
+}
+
+/// Reads the value `raw` of the count variable `name`.
+pub fn read(name: &str, raw: &str) -> Count {
+    if raw.is_empty() {
+        return Count::Empty;
+    }
+    match levels(name, raw) {
+        Ok(levels) => Count::Levels(levels),
+        Err(why) => Count::Refused(why),
+    }
+}
+
+/// The value of a variable that is set to bytes that are not UTF-8.
+pub fn not_utf8() -> Count {
+    Count::Refused("the value is not UTF-8 text: capslint cannot tell how the libraries read it".to_owned())
+}
+
+fn levels(name: &str, raw: &str) -> Result<Vec<u64>, String> {
+    if let Some(odd) = raw.chars().find(|c| !c.is_ascii()) {
+        return Err(format!(
+            "it contains the non-ASCII character U+{:04X}: libgomp and OpenBLAS do not skip it, so they reject the \
+             value or read 0 and start one thread per CPU, while Python's int() skips Unicode spaces",
+            u32::from(odd)
+        ));
+    }
+    if raw.bytes().all(|b| b.is_ascii_whitespace() || b == 0x0b) {
+        return Err("it is only white space: libgomp rejects it and starts one thread per CPU".to_owned());
+    }
+    if raw.bytes().any(|b| b.is_ascii_whitespace() || b == 0x0b) {
+        return Err("it contains white space: libgomp and OpenBLAS skip it, LLVM's OpenMP runtime (MKL's, \
+                    PyTorch's) skips only spaces and tabs and rejects a space inside a list, Rust readers such \
+                    as polars reject it"
+            .to_owned());
+    }
+    let elements: Vec<&str> = raw.split(',').collect();
+    if elements.len() > 1 && !takes_list(name) {
+        return Err(format!(
+            "a comma-separated list is OMP_NUM_THREADS's syntax: readers of {name} take the leading digits ({}) \
+             with atoi or reject the value",
+            leading_digits(raw)
+        ));
+    }
+    let mut levels = Vec::with_capacity(elements.len());
+    for element in elements {
+        levels.push(element_count(element)?);
+    }
+    Ok(levels)
+}
+
+fn element_count(element: &str) -> Result<u64, String> {
+    let bytes = element.as_bytes();
+    match bytes.first() {
+        None => {
+            return Err("an element of the list is empty: libgomp rejects the list and LLVM's OpenMP runtime \
+                        fills the element with one thread per CPU"
+                .to_owned());
+        }
+        Some(b'+') => {
+            return Err(format!(
+                "{element:?} carries a sign: libgomp and OpenBLAS read it as {}, LLVM's OpenMP runtime (MKL's, \
+                 PyTorch's) rejects it and starts one thread per CPU",
+                leading_digits(&element[1..])
+            ));
+        }
+        Some(b'-') => {
+            return Err(format!(
+                "{element:?} is negative: libgomp rejects it and OpenBLAS reads it as unset, so both start one \
+                 thread per CPU"
+            ));
+        }
+        Some(_) => {}
+    }
+    if !bytes.iter().all(u8::is_ascii_digit) {
+        let mut why = format!("{element:?} is not a decimal count: libgomp rejects it and starts one thread per CPU");
+        let leading = leading_digits(element);
+        if !leading.is_empty() {
+            let _ = write!(why, ", while OpenBLAS's atoi reads its leading digits ({leading})");
+        }
+        return Err(why);
+    }
+    let significant = element.trim_start_matches('0');
+    if significant.is_empty() {
+        return Err(format!(
+            "{element:?} is zero: libgomp rejects it and OpenBLAS reads it as unset, so both start one thread per CPU"
+        ));
+    }
+    if significant.len() > MAX_DIGITS {
+        return Err(format!(
+            "{element:?} does not fit a C int: libgomp rejects it and starts one thread per CPU, OpenBLAS's atoi \
+             wraps it around"
+        ));
+    }
+    if significant.len() != element.len() {
+        return Err(format!(
+            "{element:?} has leading zeros: write {significant}, the form every reader takes as decimal \
+             (a C reader with base 0 takes a leading 0 as octal)"
+        ));
+    }
+    significant.parse::<u64>().map_err(|_| format!("{element:?} is not a decimal count"))
+}
+
+/// The leading ASCII digits of `text`, as `atoi` would read them (without the sign).
+fn leading_digits(text: &str) -> &str {
+    let end = text.bytes().position(|b| !b.is_ascii_digit()).unwrap_or(text.len());
+    &text[..end]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn refused(name: &str, raw: &str) -> String {
+        match read(name, raw) {
+            Count::Refused(why) => why,
+            other => panic!("{name}={raw:?} was read as {other:?}"),
+        }
+    }
+
+    #[test]
+    fn plain_digits_are_read_alike() {
+        assert_eq!(read("MKL_NUM_THREADS", "2"), Count::Levels(vec![2]));
+        assert_eq!(read("OMP_NUM_THREADS", "4,2,1"), Count::Levels(vec![4, 2, 1]));
+        assert_eq!(read("OMP_NUM_THREADS_ALL", "3,1"), Count::Levels(vec![3, 1]));
+        assert_eq!(read("LOKY_MAX_CPU_COUNT", "999999999"), Count::Levels(vec![999_999_999]));
+        assert_eq!(read("OMP_NUM_THREADS", ""), Count::Empty);
+    }
+
+    #[test]
+    fn every_form_the_readers_disagree_on_is_refused_with_its_reason() {
+        let cases = [
+            ("OMP_NUM_THREADS", "\u{a0}1", "U+00A0"),
+            ("OMP_NUM_THREADS", "\u{2003}1", "U+2003"),
+            ("OMP_NUM_THREADS", "1\u{3000}", "U+3000"),
+            ("OMP_NUM_THREADS", "\u{ff11}", "U+FF11"),
+            ("OMP_NUM_THREADS", " 1", "white space"),
+            ("OMP_NUM_THREADS", "1\n", "white space"),
+            ("OMP_NUM_THREADS", "1\x0b", "white space"),
+            ("OMP_NUM_THREADS", "1, 2", "white space"),
+            ("OMP_NUM_THREADS", "   ", "only white space"),
+            ("OMP_NUM_THREADS", "+1", "sign"),
+            ("OMP_NUM_THREADS", "-1", "negative"),
+            ("OMP_NUM_THREADS", "0", "zero"),
+            ("OMP_NUM_THREADS", "00", "zero"),
+            ("OMP_NUM_THREADS", "1,0", "zero"),
+            ("OMP_NUM_THREADS", "01", "leading zeros"),
+            ("OMP_NUM_THREADS", "0x10", "not a decimal count"),
+            ("OMP_NUM_THREADS", "1e3", "leading digits (1)"),
+            ("OMP_NUM_THREADS", "2.0", "leading digits (2)"),
+            ("OMP_NUM_THREADS", "four", "not a decimal count"),
+            ("OMP_NUM_THREADS", "1000000000", "C int"),
+            ("OMP_NUM_THREADS", "99999999999999999999999", "C int"),
+            ("OMP_NUM_THREADS", ",4", "empty"),
+            ("OMP_NUM_THREADS", "4,", "empty"),
+            ("OMP_NUM_THREADS", "4,,2", "empty"),
+            ("OPENBLAS_NUM_THREADS", "1,64", "leading digits (1)"),
+            ("MKL_NUM_THREADS", "1;2", "not a decimal count"),
+        ];
+        for (name, raw, says) in cases {
+            let why = refused(name, raw);
+            assert!(why.contains(says), "{name}={raw:?}: {why}");
+        }
+        assert!(matches!(not_utf8(), Count::Refused(_)));
+    }
+
+    #[test]
+    fn only_openmp_counts_take_lists() {
+        assert!(takes_list("OMP_NUM_THREADS") && takes_list("OMP_NUM_THREADS_DEV_0"));
+        assert!(!takes_list("OPENBLAS_NUM_THREADS") && !takes_list("OMP_THREAD_LIMIT"));
+        assert_eq!(read("OMP_NUM_THREADS", "1,64").first(), Some(1));
+        assert_eq!(read("OMP_NUM_THREADS", "x").first(), None);
+    }
+}
