@@ -116,3 +116,91 @@ fn output_printed_by_imported_modules_does_not_break_the_report() {
     // Without the probe's redirection this text would precede the report and break it.
     assert_eq!(report["python"]["imported"][0], "chatty");
 }
+
+/// Helpers that imported code leaves behind: each module writes the helper's PID to a file.
+const FORKING_MODULES: [(&str, &str); 3] = [
+    // A plain fork: the helper inherits every descriptor of the probe, and stays in its group.
+    (
+        "capslint_probe_forks",
+        "import os, time\n\
+         pid = os.fork()\n\
+         if pid == 0:\n    time.sleep(1000)\n    os._exit(0)\n\
+         open(os.environ['PID_DIR'] + '/forks', 'w').write(str(pid))\n",
+    ),
+    // A daemon: double fork and a new session, so it leaves the probe's group and is orphaned.
+    (
+        "capslint_probe_daemon",
+        "import os, time\n\
+         if os.fork() == 0:\n    os.setsid()\n    if os.fork() == 0:\n\
+         \x20       open(os.environ['PID_DIR'] + '/daemon', 'w').write(str(os.getpid()))\n\
+         \x20       time.sleep(1000)\n    os._exit(0)\n\
+         time.sleep(0.3)\n",
+    ),
+    // A module that never finishes importing, with a helper in a session of its own.
+    (
+        "capslint_probe_hangs",
+        "import os, time\n\
+         if os.fork() == 0:\n    os.setsid()\n\
+         \x20   open(os.environ['PID_DIR'] + '/hangs', 'w').write(str(os.getpid()))\n\
+         \x20   time.sleep(1000)\n    os._exit(0)\n\
+         time.sleep(1000)\n",
+    ),
+];
+
+/// Runs the real probe importing `module` (written to a scratch directory), and returns the
+/// output, how long it took, and the PIDs of the helpers the module started.
+fn probe_forking(module: &str, timeout: &str) -> Option<(Output, Duration, Vec<u32>)> {
+    let python = match test_python() {
+        Ok(python) => python,
+        Err(why) => {
+            skip(&why);
+            return None;
+        }
+    };
+    let dir = tempfile::tempdir().unwrap();
+    for (name, source) in FORKING_MODULES {
+        std::fs::write(dir.path().join(format!("{name}.py")), source).unwrap();
+    }
+    let scratch = dir.path().display().to_string();
+    let vars = [("PYTHONPATH", scratch.clone()), ("PID_DIR", scratch), ("PYTHONDONTWRITEBYTECODE", "1".to_owned())];
+    let start = Instant::now();
+    let python = python.display().to_string();
+    let output = runtime(&["--python", &python, "--import", module, "--timeout", timeout, "--format", "json"], &vars);
+    let took = start.elapsed();
+    let pids = ["forks", "daemon", "hangs"]
+        .iter()
+        .filter_map(|name| std::fs::read_to_string(dir.path().join(name)).ok())
+        .map(|pid| pid.trim().parse().unwrap())
+        .collect();
+    Some((output, took, pids))
+}
+
+fn assert_gone(pids: &[u32]) {
+    for pid in pids {
+        assert!(!Path::new(&format!("/proc/{pid}")).exists(), "helper {pid} outlived the probe");
+    }
+}
+
+#[test]
+fn a_helper_forked_at_import_neither_loses_the_report_nor_outlives_the_probe() {
+    for module in ["capslint_probe_forks", "capslint_probe_daemon"] {
+        let Some((output, took, pids)) = probe_forking(module, "60") else { return };
+        assert_eq!(output.status.code(), Some(0), "{module}: {}", describe(&output));
+        let report = json(&output);
+        assert_eq!(report["python"]["imported"][0], module, "{module}");
+        assert_eq!(pids.len(), 1, "{module}: the helper did not start");
+        assert_gone(&pids);
+        // No waiting for a helper that holds a pipe: well below the timeout.
+        assert!(took < Duration::from_secs(30), "{module}: took {took:?}");
+    }
+}
+
+#[test]
+fn a_timeout_kills_the_whole_tree_and_returns_promptly() {
+    let Some((output, took, pids)) = probe_forking("capslint_probe_hangs", "1") else { return };
+    assert_eq!(output.status.code(), Some(2), "{}", describe(&output));
+    assert!(stderr(&output).contains("did not finish within 1 s and was killed"), "{}", describe(&output));
+    assert_eq!(pids.len(), 1, "the helper did not start");
+    assert_gone(&pids);
+    assert!(took < Duration::from_secs(1) + Duration::from_secs(5), "took {took:?}");
+}

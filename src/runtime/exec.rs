@@ -81,6 +81,8 @@ pub fn exec(command: &[OsString], plan: &Plan) -> io::Error {
     let Some((program, args)) = command.split_first() else {
         return io::Error::new(io::ErrorKind::InvalidInput, "no command given");
     };
+    // `--check` made this process the reaper of the probe's orphans; the command must not inherit that.
+    let _ = super::tree::adopt_orphans(false);
     let mut command = Command::new(program);
     command.args(args).env_clear().envs(plan.env.iter());
     command.exec()

@@ -7,7 +7,7 @@
 //!
 //! One module per job: [`limit`] (the declared limit), [`procfs`], [`cgroup`] and [`cfs`] (the
 //! CFS quota), [`cpuset`] (affinity and NUMA), [`system`] (all kernel reads under test-settable
-//! roots), [`caps`] (the variables), [`effective`] (the combined limit), [`probe`] (Python),
+//! roots), [`caps`] (the variables), [`effective`] (the combined limit), [`probe`] (Python) and [`tree`] (its process tree),
 //! [`assess`] (the rules), [`verdict`] (the event lines), [`check`] and [`report`] (one check and
 //! its rendering), [`exec`] (the entrypoint).
 
@@ -25,6 +25,7 @@ pub mod probe;
 pub mod procfs;
 pub mod report;
 pub mod system;
+pub mod tree;
 pub mod verdict;
 
 use std::ffi::OsString;

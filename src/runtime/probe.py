@@ -1,11 +1,14 @@
 """capslint runtime probe.
 
 Imports what the workload loads (the user's modules first, then the usual numeric stack where
-it is installed), then prints one JSON object on stdout: threadpoolctl's threadpool_info()
-verbatim, joblib.cpu_count() and, when asked, cpu.stat read around a short BLAS workload.
+it is installed), then writes one JSON object to the report descriptor: threadpoolctl's
+threadpool_info() verbatim, joblib.cpu_count() and, when asked, cpu.stat read around a short BLAS
+workload. The descriptor is an anonymous in-memory file that capslint reads once the probe's
+process tree is gone, so a helper process the imported code forks cannot hold the channel open.
 
 Usage: python -c <this file> '<json config>'
-config: {"imports": [module, ...], "measure_seconds": float or null, "cpu_stat": path or null}
+config: {"imports": [module, ...], "measure_seconds": float or null, "cpu_stat": path or null,
+         "report_fd": descriptor}
 Compatible with Python 3.6 and later.
 """
 
@@ -133,15 +136,14 @@ def probe(config):
 
 
 def main():
-    # Whatever the imported code prints goes to stderr; stdout carries only the JSON object.
-    out = os.fdopen(os.dup(1), "w")
+    # Whatever the imported code prints goes to stderr.
     os.dup2(2, 1)
     config = json.loads(sys.argv[1])
     result = probe(config)
     sys.stdout.flush()
-    out.write(json.dumps(result, default=str))
-    out.write("\n")
-    out.flush()
+    data = json.dumps(result, default=str).encode("utf-8")
+    while data:
+        data = data[os.write(config["report_fd"], data):]
 
 
 main()

@@ -1,12 +1,17 @@
 //! Running the embedded Python probe: what the real libraries report once the workload's modules
 //! are loaded.
 //!
-//! The probe (`probe.py`, embedded at build time) prints one JSON object on stdout. It runs with
-//! exactly the environment given (so `exec --check` probes the capped environment), under a
-//! timeout after which it is killed.
+//! The probe (`probe.py`, embedded at build time) writes one JSON object to an anonymous in-memory
+//! file passed as descriptor 3, which this process reads only once the probe's whole process tree
+//! is gone ([`super::tree`]): a helper the imported code forks can neither hold the report back nor
+//! outlive the probe. It runs with exactly the environment given (so `exec --check` probes the
+//! capped environment), in its own session, under a timeout after which the session is killed.
 
-use std::collections::BTreeMap;
-use std::io::{self, Read};
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs::File;
+use std::io::{self, Read, Seek, SeekFrom};
+use std::os::fd::{AsRawFd, FromRawFd};
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::mpsc;
@@ -17,6 +22,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::env::Env;
+use super::tree;
 
 /// The probe's source, run with `python -c`.
 pub const PROBE_SOURCE: &str = include_str!("probe.py");
@@ -176,64 +182,119 @@ fn stderr_tail(stderr: &str) -> String {
     format!(":\n  {}", tail.join("\n  "))
 }
 
+/// The descriptor the probe writes its report to.
+const REPORT_FD: libc::c_int = 3;
+
+/// The most of the report that is read (a report is a few kilobytes).
+const REPORT_LIMIT: u64 = 16 << 20;
+
+/// The most of the probe's stderr kept for messages (its end).
+const STDERR_TAIL: usize = 64 << 10;
+
 /// Runs the probe and parses its report.
+///
+/// This process becomes the reaper of the probe's orphans, and every child it did not have before
+/// the probe started is killed when the probe ends: call it from a process that starts no other
+/// children meanwhile (the `runtime` and `exec` commands).
 pub fn run(request: &ProbeRequest<'_>) -> Result<ProbeReport, ProbeError> {
+    let python = request.python.to_owned();
+    let spawn_error = |source: io::Error| ProbeError::Spawn { python: python.clone(), source };
+    let mut report = report_channel().map_err(spawn_error)?;
     let config = serde_json::json!({
         "imports": request.imports,
         "measure_seconds": request.measure.map(|(seconds, _)| seconds),
         "cpu_stat": request.measure.map(|(_, path)| path.to_string_lossy().into_owned()),
+        "report_fd": REPORT_FD,
     });
-    let python = request.python.to_owned();
-    let child = Command::new(request.python)
+    let before = tree::children();
+    // Without it (not Linux, or refused) orphans go to init; the session is still killed whole.
+    let _ = tree::adopt_orphans(true);
+    let mut command = Command::new(request.python);
+    command
         .arg("-c")
         .arg(PROBE_SOURCE)
         .arg(config.to_string())
         .env_clear()
         .envs(request.env.iter())
         .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|source| match source.kind() {
-            io::ErrorKind::NotFound => ProbeError::NotFound(python.clone()),
-            _ => ProbeError::Spawn { python: python.clone(), source },
-        })?;
-    let output = wait_with_timeout(child, request.timeout)
-        .map_err(|source| ProbeError::Spawn { python: python.clone(), source })?;
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    let report_fd = report.as_raw_fd();
+    // SAFETY: the closure runs in the forked child before exec and calls only async-signal-safe
+    // functions (setsid, dup2, fcntl).
+    unsafe {
+        command.pre_exec(move || {
+            if libc::setsid() == -1 {
+                return Err(io::Error::last_os_error());
+            }
+            let rc = if report_fd == REPORT_FD {
+                libc::fcntl(REPORT_FD, libc::F_SETFD, 0)
+            } else {
+                libc::dup2(report_fd, REPORT_FD)
+            };
+            if rc == -1 { Err(io::Error::last_os_error()) } else { Ok(()) }
+        });
+    }
+    let child = command.spawn().map_err(|source| match source.kind() {
+        io::ErrorKind::NotFound => ProbeError::NotFound(python.clone()),
+        _ => ProbeError::Spawn { python: python.clone(), source },
+    })?;
+    let output = wait_with_timeout(child, request.timeout, &before).map_err(spawn_error)?;
     let Some(status) = output.status else {
         return Err(ProbeError::Timeout { python, seconds: request.timeout.as_secs_f64() });
     };
-    parse_report(&python, status, &output.stdout, &output.stderr)
+    let mut written = Vec::new();
+    report
+        .seek(SeekFrom::Start(0))
+        .and_then(|_| (&mut report).take(REPORT_LIMIT).read_to_end(&mut written))
+        .map_err(spawn_error)?;
+    parse_report(&python, status, &written, &output.stderr)
+}
+
+/// An anonymous in-memory file (`memfd_create`), closed on exec in this process's other children.
+fn report_channel() -> io::Result<File> {
+    // SAFETY: the name is a valid NUL-terminated string; the returned descriptor is owned below.
+    let fd = unsafe { libc::memfd_create(c"capslint-probe-report".as_ptr(), libc::MFD_CLOEXEC) };
+    if fd == -1 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: `fd` was just opened and is owned by nothing else.
+    Ok(unsafe { File::from_raw_fd(fd) })
 }
 
 /// The outcome of a child run under a timeout.
 struct Output {
     /// `None` when the child was killed at the timeout.
     status: Option<ExitStatus>,
-    stdout: Vec<u8>,
+    /// The end of its stderr.
     stderr: Vec<u8>,
 }
 
-/// How long to keep reading pipes after the child ended (a grandchild may still hold them).
+/// How long to keep reading stderr after the child ended (a helper the tree walk could not kill
+/// may still hold it).
 const DRAIN_GRACE: Duration = Duration::from_secs(2);
 
-fn wait_with_timeout(mut child: Child, timeout: Duration) -> io::Result<Output> {
-    let stdout = reader(child.stdout.take());
-    let stderr = reader(child.stderr.take());
+/// Waits for `child` (killing its session at the timeout), then kills whatever it left behind: its
+/// process group and every child of this process not in `before`. Only then is stderr drained.
+fn wait_with_timeout(mut child: Child, timeout: Duration, before: &BTreeSet<u32>) -> io::Result<Output> {
+    let stderr = tail_reader(child.stderr.take());
     // Block instead of polling: a poll loop would burn CPU time in the very cgroup whose
     // throttling `--measure` reads.
     let exited = exit_notifier(child.id());
     let status = match exited.recv_timeout(timeout) {
         Err(mpsc::RecvTimeoutError::Timeout) => {
-            // Not reaped yet (only this thread reaps), so the PID is still the child's.
+            // Not reaped yet (only this thread reaps), so the PID is still the child's, and the
+            // child leads its own session: the whole group goes.
+            tree::kill_group(child.id());
             child.kill()?;
             child.wait()?;
             None
         }
         Ok(()) | Err(mpsc::RecvTimeoutError::Disconnected) => Some(child.wait()?),
     };
-    let collect = |rx: mpsc::Receiver<Vec<u8>>| rx.recv_timeout(DRAIN_GRACE).unwrap_or_default();
-    Ok(Output { status, stdout: collect(stdout), stderr: collect(stderr) })
+    tree::kill_group(child.id());
+    tree::kill_adopted(before);
+    Ok(Output { status, stderr: stderr.recv_timeout(DRAIN_GRACE).unwrap_or_default() })
 }
 
 /// Signals when the process `pid` has exited, without reaping it (`waitid` with `WNOWAIT`), so
@@ -258,14 +319,22 @@ fn exit_notifier(pid: u32) -> mpsc::Receiver<()> {
     rx
 }
 
-fn reader(pipe: Option<impl Read + Send + 'static>) -> mpsc::Receiver<Vec<u8>> {
+/// Reads a pipe to its end on a thread, keeping only its last [`STDERR_TAIL`] bytes.
+fn tail_reader(pipe: Option<impl Read + Send + 'static>) -> mpsc::Receiver<Vec<u8>> {
     let (tx, rx) = mpsc::channel();
     if let Some(mut pipe) = pipe {
         thread::spawn(move || {
-            let mut buffer = Vec::new();
-            // A read error leaves what was read so far; the report check catches a cut output.
-            let _ = pipe.read_to_end(&mut buffer);
-            let _ = tx.send(buffer);
+            let mut tail = Vec::new();
+            let mut chunk = [0u8; 8192];
+            // A read error ends the stream; what was read so far is kept.
+            while let Ok(n @ 1..) = pipe.read(&mut chunk) {
+                tail.extend_from_slice(&chunk[..n]);
+                if tail.len() > 2 * STDERR_TAIL {
+                    tail.drain(..tail.len() - STDERR_TAIL);
+                }
+            }
+            let keep = tail.len().saturating_sub(STDERR_TAIL);
+            let _ = tx.send(tail.split_off(keep));
         });
     }
     rx
@@ -356,9 +425,9 @@ mod tests {
 
     #[test]
     fn kills_a_probe_that_outlives_the_timeout() {
-        let child = Command::new("sleep").arg("30").stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+        let child = Command::new("sleep").arg("30").stderr(Stdio::piped()).spawn().unwrap();
         let start = Instant::now();
-        let output = wait_with_timeout(child, Duration::from_millis(200)).unwrap();
+        let output = wait_with_timeout(child, Duration::from_millis(200), &tree::children()).unwrap();
         assert!(output.status.is_none());
         assert!(start.elapsed() < Duration::from_secs(10));
     }
