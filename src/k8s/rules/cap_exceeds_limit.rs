@@ -9,9 +9,11 @@ use ruff_text_size::TextRange;
 use super::{Checker, ContainerContext, CpuLimit, LIMITS_CPU};
 use crate::diagnostic::Finding;
 use crate::k8s::env::{Origin, Resolved};
-use crate::k8s::model::{EnvSource, EnvVar, Value};
+use crate::k8s::model::{EnvSource, EnvVar, Value as Scalar};
 use crate::k8s::quantity::Quantity;
 use crate::registry::Rule;
+use crate::thread_variables::count::{self, Count};
+use crate::thread_variables::{Value, nesting};
 
 /// Checks one app container.
 pub fn check<'p>(checker: &mut Checker<'p>, context: &ContainerContext<'p>) {
@@ -43,11 +45,33 @@ fn literal<'p>(
     checker: &mut Checker<'p>,
     context: &ContainerContext<'p>,
     name: &str,
-    value: &'p Value,
+    value: &'p Scalar,
     map: Option<crate::k8s::configmaps::ConfigMapRef<'p>>,
     reference: Option<&'p EnvVar>,
 ) {
-    let (Ok(threads), Some(limit)) = (value.text.trim().parse::<i128>(), context.limit.quantity()) else { return };
+    let threads = match count::read(name, &value.text) {
+        Count::Empty => return,
+        Count::Refused(why) => return misread(checker, context, name, value, map, reference, &why),
+        Count::Levels(levels) if count::takes_list(name) => {
+            let active = nesting::active_levels(|knob| literal_value(context, knob), levels.len());
+            match nesting::team_bound(&levels, &active) {
+                Some(threads) => i128::from(threads),
+                None => {
+                    let why = match active {
+                        nesting::ActiveLevels::Unlimited(why) => why,
+                        nesting::ActiveLevels::Limited(_) => "nesting".to_owned(),
+                    };
+                    let why = format!(
+                        "{why}, and each nested level starts {} threads per thread: nested teams have no bound",
+                        levels.last().copied().unwrap_or_default()
+                    );
+                    return misread(checker, context, name, value, map, reference, &why);
+                }
+            }
+        }
+        Count::Levels(levels) => i128::from(levels[0]),
+    };
+    let Some(limit) = context.limit.quantity() else { return };
     let allowed = limit.floor().max(1);
     if threads <= allowed {
         return;
@@ -117,11 +141,51 @@ fn literal<'p>(
     }
 }
 
+/// A literal of the container's own environment (or its ConfigMaps), as the libraries see it;
+/// what cannot be resolved counts as unset.
+fn literal_value<'p>(context: &ContainerContext<'p>, name: &str) -> Value<'p> {
+    let Some(origin) = context.env.explicit(name) else { return Value::Unset };
+    let namespace = context.object.namespace.as_deref();
+    match context.env.resolve(origin, namespace, context.file, &context.project.config_maps) {
+        Resolved::Literal { value, .. } => Value::Text(value.text.as_str()),
+        _ => Value::Unset,
+    }
+}
+
+/// A cap whose value the libraries reject or read differently, or whose nested teams have no
+/// bound: reported whatever the limit.
+fn misread<'p>(
+    checker: &mut Checker<'p>,
+    context: &ContainerContext<'p>,
+    name: &str,
+    value: &'p Scalar,
+    map: Option<crate::k8s::configmaps::ConfigMapRef<'p>>,
+    reference: Option<&'p EnvVar>,
+    why: &str,
+) {
+    let finding = Finding::new(
+        Rule::ThreadCapExceedsLimit,
+        value.range,
+        format!("`{name}: {:?}` in {} is not a count the libraries all keep to: {why}", value.text, context.subject()),
+    )
+    .label("read differently by the libraries")
+    .help(format!("write a plain count within the CPU limit, such as `{name}: \"1\"`"));
+    match (map, reference) {
+        (Some(map), None) => {
+            let label = format!("used by {}", context.subject());
+            let finding = context.label_container(finding, map.file, label);
+            checker.report_at(context, map.file, map.object, finding);
+        }
+        (_, Some(reference)) => checker.report(context, Finding { range: reference.name_range, ..finding }),
+        (None, None) => checker.report(context, finding),
+    }
+}
+
 fn downward<'p>(
     checker: &mut Checker<'p>,
     context: &ContainerContext<'p>,
     name: &str,
-    written: Option<&'p Value>,
+    written: Option<&'p Scalar>,
     var: &'p EnvVar,
 ) {
     let EnvSource::ResourceField { resource, container: named, divisor } = &var.source else { return };

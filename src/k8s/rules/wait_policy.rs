@@ -1,11 +1,14 @@
 //! CAP205 omp-wait-policy-not-passive: a container with thread caps or a CPU limit whose `OMP_WAIT_POLICY`
-//! is absent or not `passive` (case-insensitive). `capslint exec` sets it to `passive` unless the
-//! container sets another value.
+//! is absent or not exactly `passive` (in any case, without white space, as every OpenMP runtime reads
+//! it), or that sets a knob that keeps idle threads spinning despite it (`GOMP_SPINCOUNT`,
+//! `KMP_BLOCKTIME`, `KMP_LIBRARY=turnaround`). `capslint exec` sets the policy to `passive` unless the
+//! container sets another value, and refuses such knobs.
 
 use super::{Checker, ContainerContext, CpuLimit};
 use crate::diagnostic::Finding;
 use crate::k8s::env::Resolved;
 use crate::registry::Rule;
+use crate::thread_variables::{Value as ThreadValue, spin};
 
 const VARIABLE: &str = "OMP_WAIT_POLICY";
 const HELP: &str = "add to `env`: `- {name: OMP_WAIT_POLICY, value: passive}`";
@@ -23,6 +26,7 @@ pub fn check<'p>(checker: &mut Checker<'p>, context: &ContainerContext<'p>) {
     let why = if sets_caps { "sets thread caps" } else { "has a CPU limit" };
     let namespace = context.object.namespace.as_deref();
     let Some(origin) = context.env.get(VARIABLE) else {
+        spin_knobs(checker, context);
         if !context.env.complete() && !checker.strict() {
             return;
         }
@@ -45,10 +49,10 @@ pub fn check<'p>(checker: &mut Checker<'p>, context: &ContainerContext<'p>) {
     let Resolved::Literal { value, map, reference } =
         context.env.resolve(origin, namespace, context.file, &context.project.config_maps)
     else {
-        return;
+        return spin_knobs(checker, context);
     };
-    if value.text.trim().eq_ignore_ascii_case("passive") {
-        return;
+    if spin::wait_policy(ThreadValue::Text(&value.text)).is_ok() {
+        return spin_knobs(checker, context);
     }
     let finding = Finding::new(
         Rule::OmpWaitPolicyNotPassive,
@@ -71,5 +75,33 @@ pub fn check<'p>(checker: &mut Checker<'p>, context: &ContainerContext<'p>) {
             checker.report(context, Finding { range: at, ..finding });
         }
         None => checker.report(context, finding),
+    }
+}
+
+/// Reports each spin knob of the container's own `env` that keeps idle threads spinning.
+fn spin_knobs<'p>(checker: &mut Checker<'p>, context: &ContainerContext<'p>) {
+    let namespace = context.object.namespace.as_deref();
+    for name in spin::SPIN_KNOBS {
+        let Some(origin) = context.env.explicit(name) else { continue };
+        let Resolved::Literal { value, map: None, reference: None } =
+            context.env.resolve(origin, namespace, context.file, &context.project.config_maps)
+        else {
+            continue;
+        };
+        let Err(spinning) = spin::spin_knob(name, ThreadValue::Text(&value.text)) else { continue };
+        checker.report(
+            context,
+            Finding::new(
+                Rule::OmpWaitPolicyNotPassive,
+                value.range,
+                format!("{} sets `{name}={}`: {}", context.subject(), value.text, spinning.why),
+            )
+            .label("idle threads spin")
+            .help(if name == "KMP_LIBRARY" {
+                format!("remove `{name}`, or set it to `throughput`")
+            } else {
+                format!("remove `{name}`, or set it to `0`")
+            }),
+        );
     }
 }
