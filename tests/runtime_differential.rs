@@ -220,6 +220,9 @@ fn nesting_knobs_never_multiply_teams_past_the_limit() {
         &[("OMP_NUM_THREADS", "2,1")],
         &[("OMP_NUM_THREADS", "1,2")],
         &[("OMP_NUM_THREADS", "2,2,1")],
+        &[("OMP_PROC_BIND", "spread,close")],
+        &[("OMP_PROC_BIND", "spread")],
+        &[("OMP_MAX_ACTIVE_LEVELS_ALL", "3")],
     ];
     let mut started = 0;
     for vars in cases {

@@ -3,8 +3,9 @@
 //! A list (`4,2`) gives one team size per nesting level, and libgomp then enables nested
 //! parallelism up to its supported depth; levels past the list reuse its last count. So `1,64` runs
 //! an outer team of one whose inner teams have 64 threads each, and a third level 64 times that.
-//! `OMP_MAX_ACTIVE_LEVELS` and `OMP_NESTED` change how many levels are active. The bound is the
-//! product of the counts over the active levels.
+//! A list in `OMP_PROC_BIND` (`spread,close`) enables nesting the same way, for a single count too.
+//! `OMP_MAX_ACTIVE_LEVELS` (and libgomp's `OMP_MAX_ACTIVE_LEVELS_ALL`) and `OMP_NESTED` change how
+//! many levels are active. The bound is the product of the counts over the active levels.
 
 use super::Value;
 use super::count::{Count, read};
@@ -22,20 +23,28 @@ pub enum ActiveLevels {
 ///
 /// A knob that is not read alike by every runtime counts as the worst case, unlimited.
 pub fn active_levels<'a>(value: impl Fn(&str) -> Value<'a>, list_len: usize) -> ActiveLevels {
-    match value("OMP_MAX_ACTIVE_LEVELS") {
-        Value::Unset => {}
-        Value::Text("0") => return ActiveLevels::Limited(1),
-        Value::Text(text) => {
-            return match read("OMP_MAX_ACTIVE_LEVELS", text) {
-                Count::Levels(levels) if levels.len() == 1 => ActiveLevels::Limited(levels[0]),
-                _ => ActiveLevels::Unlimited(format!(
-                    "OMP_MAX_ACTIVE_LEVELS={text:?} is not a plain count, so nesting may be unlimited"
-                )),
-            };
-        }
-        Value::NotUtf8 => {
-            return ActiveLevels::Unlimited("OMP_MAX_ACTIVE_LEVELS is not UTF-8, so nesting may be unlimited".into());
-        }
+    // With both set, the larger is the worst case (libgomp's host value wins over `_ALL`).
+    let mut most: Option<u64> = None;
+    for name in ["OMP_MAX_ACTIVE_LEVELS", "OMP_MAX_ACTIVE_LEVELS_ALL"] {
+        let levels = match value(name) {
+            Value::Unset => continue,
+            Value::Text("0") => 1,
+            Value::Text(text) => match read(name, text) {
+                Count::Levels(levels) if levels.len() == 1 => levels[0],
+                _ => {
+                    return ActiveLevels::Unlimited(format!(
+                        "{name}={text:?} is not a plain count, so nesting may be unlimited"
+                    ));
+                }
+            },
+            Value::NotUtf8 => {
+                return ActiveLevels::Unlimited(format!("{name} is not UTF-8, so nesting may be unlimited"));
+            }
+        };
+        most = Some(most.map_or(levels, |most: u64| most.max(levels)));
+    }
+    if let Some(levels) = most {
+        return ActiveLevels::Limited(levels);
     }
     let nested = match value("OMP_NESTED") {
         Value::Unset => None,
@@ -46,9 +55,15 @@ pub fn active_levels<'a>(value: impl Fn(&str) -> Value<'a>, list_len: usize) -> 
         }
         Value::NotUtf8 => return ActiveLevels::Unlimited("OMP_NESTED is not UTF-8, so nesting may be on".into()),
     };
+    let bind_list = match value("OMP_PROC_BIND") {
+        Value::Unset => false,
+        Value::Text(text) => text.contains(','),
+        Value::NotUtf8 => true,
+    };
     match nested {
         Some(true) => ActiveLevels::Unlimited("OMP_NESTED=true enables nesting".into()),
         _ if list_len > 1 => ActiveLevels::Unlimited("a list enables nesting".into()),
+        _ if bind_list => ActiveLevels::Unlimited("a list in OMP_PROC_BIND enables nesting".into()),
         _ => ActiveLevels::Limited(1),
     }
 }
@@ -97,7 +112,13 @@ mod tests {
     #[test]
     fn a_list_enables_nesting() {
         assert!(matches!(levels_in(&[], 2), ActiveLevels::Unlimited(_)));
+        assert!(matches!(levels_in(&[("OMP_PROC_BIND", "spread,close")], 1), ActiveLevels::Unlimited(_)));
+        assert_eq!(levels_in(&[("OMP_PROC_BIND", "spread")], 1), ActiveLevels::Limited(1));
         assert_eq!(levels_in(&[("OMP_MAX_ACTIVE_LEVELS", "1")], 2), ActiveLevels::Limited(1));
+        assert_eq!(
+            levels_in(&[("OMP_MAX_ACTIVE_LEVELS", "1"), ("OMP_MAX_ACTIVE_LEVELS_ALL", "4")], 1),
+            ActiveLevels::Limited(4)
+        );
     }
 
     #[test]
