@@ -1,7 +1,14 @@
-//! Arbitrary bytes through every parser of the runtime's kernel files and the Downward API value.
+//! Arbitrary bytes through every parser of the runtime's kernel files and the Downward API value,
+//! and, read as an environment block (`NAME=value` entries separated by NUL), through the cap
+//! reading that `runtime` and `exec` share: no panic, and what `exec` accepts reads within the limit.
 #![no_main]
 
-use capslint::runtime::{cfs, cpuset, limit, procfs};
+use std::ffi::OsString;
+use std::os::unix::ffi::OsStringExt;
+
+use capslint::runtime::caps::Caps;
+use capslint::runtime::env::Env;
+use capslint::runtime::{cfs, cpuset, exec, limit, procfs};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
@@ -17,4 +24,16 @@ fuzz_target!(|data: &[u8]| {
         let _ = cpuset::format_cpu_list(&cpus);
     }
     let _ = cpuset::cpus_allowed_from_status(&text);
+    let entries = data.split(|&b| b == 0).filter_map(|entry| {
+        let at = entry.iter().skip(1).position(|&b| b == b'=')? + 1;
+        Some((OsString::from_vec(entry[..at].to_vec()), OsString::from_vec(entry[at + 1..].to_vec())))
+    });
+    let env = Env::from_entries(entries);
+    let _ = Caps::read(&env);
+    let limit = u64::from(data.first().copied().unwrap_or(1) % 8 + 1);
+    if let Ok(plan) = exec::plan(&env, limit) {
+        let caps = Caps::read(&plan.env);
+        assert!(caps.caps.iter().all(|cap| cap.value.threads().is_none_or(|threads| threads <= limit)));
+        assert!(caps.spinning.is_empty());
+    }
 });

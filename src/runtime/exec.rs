@@ -182,4 +182,70 @@ mod tests {
         assert_eq!(names, unique);
         assert_eq!(plan.env.value("OMP_NUM_THREADS"), Value::Text("1"));
     }
+
+    /// What a C reader (`strtoul` after skipping ASCII space, as libgomp; `atoi`, as OpenBLAS) makes
+    /// of one list element, written independently of the reader under test.
+    fn c_readings(element: &str) -> [Option<u64>; 2] {
+        let skipped = element.trim_start_matches([' ', '\t', '\n', '\r', '\x0b', '\x0c']);
+        let unsigned = skipped.strip_prefix('+').unwrap_or(skipped);
+        let digits: String = unsigned.chars().take_while(char::is_ascii_digit).collect();
+        let strtoul =
+            (!digits.is_empty() && digits.len() == unsigned.trim_end().len()).then(|| digits.parse().ok()).flatten();
+        let atoi = digits.parse().ok();
+        [strtoul, atoi]
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2000))]
+        /// Whatever the environment, what exec lets start holds only values that every reader reads as
+        /// the same count within the limit, and a passive policy with no spin knob set otherwise.
+        #[test]
+        fn what_exec_starts_every_reader_keeps_within_the_limit(
+            entries in proptest::collection::vec(
+                (
+                    proptest::sample::select(vec![
+                        "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "MKL_NUM_THREADS",
+                        "LOKY_MAX_CPU_COUNT", "OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "KMP_BLOCKTIME",
+                        "OMP_NESTED", "OMP_MAX_ACTIVE_LEVELS", "OMP_PROC_BIND",
+                    ]),
+                    "[0-9,+\\- \t\u{a0}\u{ff11}xe.aptrusivnfl]{0,6}",
+                ),
+                0..6,
+            ),
+            limit in 1u64..4,
+        ) {
+            let env: Env = entries.iter().map(|(name, value)| (*name, value.as_str())).collect();
+            if let Ok(plan) = plan(&env, limit) {
+                for variable in THREAD_VARIABLES.iter().filter(|variable| variable.on_exec != OnExec::NotACap) {
+                    let Value::Text(text) = plan.env.value(variable.name) else { continue };
+                    // An empty `GOTO_NUM_THREADS` is ignored: OpenBLAS reads the one exec sets first.
+                    if text.is_empty() && variable.on_exec == OnExec::Check {
+                        continue;
+                    }
+                    let elements: Vec<&str> = text.split(',').collect();
+                    let mut product = 1u64;
+                    for element in &elements {
+                        let [strtoul, atoi] = c_readings(element);
+                        proptest::prop_assert_eq!(strtoul, atoi, "{}={:?}", variable.name, text);
+                        let count = strtoul.unwrap_or(0);
+                        proptest::prop_assert!((1..=limit).contains(&count), "{}={:?}", variable.name, text);
+                        product = product.saturating_mul(count);
+                    }
+                    let nesting_on = elements.len() > 1
+                        || matches!(plan.env.value("OMP_NESTED"), Value::Text(t) if !t.eq_ignore_ascii_case("false"))
+                        || matches!(plan.env.value("OMP_MAX_ACTIVE_LEVELS"), Value::Text(t) if t != "1" && t != "0")
+                        || matches!(plan.env.value("OMP_PROC_BIND"), Value::Text(t) if t.contains(','));
+                    if nesting_on && variable.name == "OMP_NUM_THREADS" {
+                        // Deeper levels reuse the last count: only a last count of 1 is bounded.
+                        proptest::prop_assert!(product <= limit && text.ends_with('1') || product == 1, "{:?}", text);
+                    }
+                }
+                let policy = plan.env.value(caps::WAIT_POLICY);
+                proptest::prop_assert!(matches!(policy, Value::Text(p) if p.eq_ignore_ascii_case("passive")));
+                for knob in ["GOMP_SPINCOUNT", "KMP_BLOCKTIME"] {
+                    proptest::prop_assert!(matches!(plan.env.value(knob), Value::Unset | Value::Text("0")), "{knob}");
+                }
+            }
+        }
+    }
 }
