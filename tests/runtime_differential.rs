@@ -217,6 +217,8 @@ fn nesting_knobs_never_multiply_teams_past_the_limit() {
         &[("OMP_MAX_ACTIVE_LEVELS", "3"), ("OMP_NUM_THREADS", "2,1")],
         &[("OMP_MAX_ACTIVE_LEVELS", "+3")],
         &[("OMP_MAX_ACTIVE_LEVELS", "1"), ("OMP_NUM_THREADS", "2,2")],
+        &[("OMP_MAX_ACTIVE_LEVELS", "1"), ("OMP_NESTED", "true")],
+        &[("OMP_MAX_ACTIVE_LEVELS", "0"), ("OMP_NESTED", "true"), ("OMP_PROC_BIND", "spread,close")],
         &[("OMP_NUM_THREADS", "2,1")],
         &[("OMP_NUM_THREADS", "1,2")],
         &[("OMP_NUM_THREADS", "2,2,1")],

@@ -231,10 +231,15 @@ mod tests {
                         proptest::prop_assert!((1..=limit).contains(&count), "{}={:?}", variable.name, text);
                         product = product.saturating_mul(count);
                     }
-                    let nesting_on = elements.len() > 1
-                        || matches!(plan.env.value("OMP_NESTED"), Value::Text(t) if !t.eq_ignore_ascii_case("false"))
-                        || matches!(plan.env.value("OMP_MAX_ACTIVE_LEVELS"), Value::Text(t) if t != "1" && t != "0")
-                        || matches!(plan.env.value("OMP_PROC_BIND"), Value::Text(t) if t.contains(','));
+                    // OMP_MAX_ACTIVE_LEVELS, when set, decides alone.
+                    let nesting_on = match plan.env.value("OMP_MAX_ACTIVE_LEVELS") {
+                        Value::Text(t) => t != "1" && t != "0",
+                        _ => {
+                            elements.len() > 1
+                                || matches!(plan.env.value("OMP_NESTED"), Value::Text(t) if !t.eq_ignore_ascii_case("false"))
+                                || matches!(plan.env.value("OMP_PROC_BIND"), Value::Text(t) if t.contains(','))
+                        }
+                    };
                     if nesting_on && variable.name == "OMP_NUM_THREADS" {
                         // Deeper levels reuse the last count: only a last count of 1 is bounded.
                         proptest::prop_assert!(product <= limit && text.ends_with('1') || product == 1, "{:?}", text);

@@ -41,10 +41,17 @@ pub fn takes_list(name: &str) -> bool {
     name == "OMP_NUM_THREADS" || name.starts_with("OMP_NUM_THREADS_")
 }
 
+/// MKL's per-domain counts (`MKL_DOMAIN_ALL=2, MKL_DOMAIN_BLAS=1`), which override
+/// `MKL_NUM_THREADS` for their domain.
+pub const MKL_DOMAIN_NUM_THREADS: &str = "MKL_DOMAIN_NUM_THREADS";
+
 /// Reads the value `raw` of the count variable `name`.
 pub fn read(name: &str, raw: &str) -> Count {
     if raw.is_empty() {
         return Count::Empty;
+    }
+    if name == MKL_DOMAIN_NUM_THREADS {
+        return mkl_domains(raw);
     }
     match levels(name, raw) {
         Ok(levels) => Count::Levels(levels),
@@ -87,6 +94,29 @@ fn levels(name: &str, raw: &str) -> Result<Vec<u64>, String> {
         levels.push(element_count(element)?);
     }
     Ok(levels)
+}
+
+/// MKL's domain list: names (letters and `_`), separators (`=`, `,`, `;`, `:`, spaces) and counts.
+/// Whatever the grammar's details, its digits are only counts, so the largest bounds every domain.
+fn mkl_domains(raw: &str) -> Count {
+    let allowed =
+        |c: char| c.is_ascii_uppercase() || matches!(c, '_' | '=' | ',' | ';' | ':' | ' ' | '\t') || c.is_ascii_digit();
+    if let Some(odd) = raw.chars().find(|&c| !allowed(c)) {
+        return Count::Refused(format!(
+            "{odd:?} is not part of MKL's domain syntax (`MKL_DOMAIN_ALL=2, MKL_DOMAIN_BLAS=1`)"
+        ));
+    }
+    let mut most = None;
+    for run in raw.split(|c: char| !c.is_ascii_digit()).filter(|run| !run.is_empty()) {
+        match element_count(run) {
+            Ok(count) => most = Some(most.map_or(count, |most: u64| most.max(count))),
+            Err(why) => return Count::Refused(why),
+        }
+    }
+    match most {
+        Some(most) => Count::Levels(vec![most]),
+        None => Count::Refused("no count in MKL's domain list: MKL falls back to one thread per core".to_owned()),
+    }
 }
 
 fn element_count(element: &str) -> Result<u64, String> {
@@ -202,6 +232,15 @@ mod tests {
             assert!(why.contains(says), "{name}={raw:?}: {why}");
         }
         assert!(matches!(not_utf8(), Count::Refused(_)));
+    }
+
+    #[test]
+    fn mkl_domains_count_their_largest_number() {
+        assert_eq!(read(MKL_DOMAIN_NUM_THREADS, "MKL_DOMAIN_ALL=1, MKL_DOMAIN_BLAS=4"), Count::Levels(vec![4]));
+        assert_eq!(read(MKL_DOMAIN_NUM_THREADS, "MKL_BLAS 2;MKL_FFT:1"), Count::Levels(vec![2]));
+        for bad in ["MKL_DOMAIN_BLAS=0", "MKL_DOMAIN_BLAS=+2", "mkl_domain_all=2", "MKL_DOMAIN_ALL", "MKL_ALL=02"] {
+            assert!(matches!(read(MKL_DOMAIN_NUM_THREADS, bad), Count::Refused(_)), "{bad:?}");
+        }
     }
 
     #[test]

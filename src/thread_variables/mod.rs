@@ -135,6 +135,8 @@ pub const THREAD_VARIABLES: &[ThreadVariable] = &[
     count("NUMBA_NUM_THREADS", true, false, OnExec::Export),
     count("POLARS_MAX_THREADS", true, false, OnExec::Export),
     count("GOTO_NUM_THREADS", true, false, OnExec::Check),
+    // Overrides MKL_NUM_THREADS per domain; never set by exec, refused above the limit.
+    count(count::MKL_DOMAIN_NUM_THREADS, true, false, OnExec::Check),
     // Python 3.13's override of `os.cpu_count()`, read on every call.
     count("PYTHON_CPU_COUNT", false, false, OnExec::Export),
     ThreadVariable {
