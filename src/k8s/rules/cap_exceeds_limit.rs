@@ -49,6 +49,9 @@ fn literal<'p>(
     map: Option<crate::k8s::configmaps::ConfigMapRef<'p>>,
     reference: Option<&'p EnvVar>,
 ) {
+    if is_placeholder(&value.text) {
+        return;
+    }
     let threads = match count::read(name, &value.text) {
         Count::Empty => return,
         Count::Refused(why) => return misread(checker, context, name, value, map, reference, &why),
@@ -139,6 +142,15 @@ fn literal<'p>(
             checker.report_at(context, map.file, map.object, finding);
         }
     }
+}
+
+/// Whether a value is a placeholder that a tool fills in before the cluster sees it (`${THREADS}`,
+/// `$THREADS` for envsubst, `{{ .Values.threads }}`, `{threads}`): not judged, since the value that
+/// runs is not written here.
+fn is_placeholder(text: &str) -> bool {
+    text.contains("${")
+        || text.contains('{')
+        || text.strip_prefix('$').is_some_and(|rest| rest.starts_with(|c: char| c == '_' || c.is_ascii_alphabetic()))
 }
 
 /// A literal of the container's own environment (or its ConfigMaps), as the libraries see it;
