@@ -55,7 +55,7 @@ pub fn read(name: &str, raw: &str) -> Count {
     }
     match levels(name, raw) {
         Ok(levels) => Count::Levels(levels),
-        Err(why) => Count::Refused(why),
+        Err(deviation) => Count::Refused(describe(name, &deviation)),
     }
 }
 
@@ -64,36 +64,38 @@ pub fn not_utf8() -> Count {
     Count::Refused("the value is not UTF-8 text: capslint cannot tell how the libraries read it".to_owned())
 }
 
-fn levels(name: &str, raw: &str) -> Result<Vec<u64>, String> {
+/// How a value departs from the plain form.
+#[derive(Debug)]
+enum Deviation<'a> {
+    NonAscii(char),
+    OnlySpace,
+    Space,
+    List,
+    EmptyElement,
+    Sign(&'a str),
+    Negative(&'a str),
+    NotDecimal(&'a str),
+    Zero(&'a str),
+    TooLong(&'a str),
+    LeadingZeros(&'a str, &'a str),
+}
+
+fn levels<'a>(name: &str, raw: &'a str) -> Result<Vec<u64>, Deviation<'a>> {
     if let Some(odd) = raw.chars().find(|c| !c.is_ascii()) {
-        return Err(format!(
-            "it contains the non-ASCII character U+{:04X}: libgomp and OpenBLAS do not skip it, so they reject the \
-             value or read 0 and start one thread per CPU, while Python's int() skips Unicode spaces",
-            u32::from(odd)
-        ));
+        return Err(Deviation::NonAscii(odd));
     }
-    if raw.bytes().all(|b| b.is_ascii_whitespace() || b == 0x0b) {
-        return Err("it is only white space: libgomp rejects it and starts one thread per CPU".to_owned());
+    let space = |b: &u8| b.is_ascii_whitespace() || *b == 0x0b;
+    if raw.bytes().all(|b| space(&b)) {
+        return Err(Deviation::OnlySpace);
     }
-    if raw.bytes().any(|b| b.is_ascii_whitespace() || b == 0x0b) {
-        return Err("it contains white space: libgomp and OpenBLAS skip it, LLVM's OpenMP runtime (MKL's, \
-                    PyTorch's) skips only spaces and tabs and rejects a space inside a list, Rust readers such \
-                    as polars reject it"
-            .to_owned());
+    if raw.bytes().any(|b| space(&b)) {
+        return Err(Deviation::Space);
     }
     let elements: Vec<&str> = raw.split(',').collect();
     if elements.len() > 1 && !takes_list(name) {
-        return Err(format!(
-            "a comma-separated list is OMP_NUM_THREADS's syntax: readers of {name} take the leading digits ({}) \
-             with atoi or reject the value",
-            leading_digits(raw)
-        ));
+        return Err(Deviation::List);
     }
-    let mut levels = Vec::with_capacity(elements.len());
-    for element in elements {
-        levels.push(element_count(element)?);
-    }
-    Ok(levels)
+    elements.into_iter().map(element_count).collect()
 }
 
 /// MKL's domain list: names (letters and `_`), separators (`=`, `,`, `;`, `:`, spaces) and counts.
@@ -110,7 +112,7 @@ fn mkl_domains(raw: &str) -> Count {
     for run in raw.split(|c: char| !c.is_ascii_digit()).filter(|run| !run.is_empty()) {
         match element_count(run) {
             Ok(count) => most = Some(most.map_or(count, |most: u64| most.max(count))),
-            Err(why) => return Count::Refused(why),
+            Err(deviation) => return Count::Refused(describe(MKL_DOMAIN_NUM_THREADS, &deviation)),
         }
     }
     match most {
@@ -119,56 +121,116 @@ fn mkl_domains(raw: &str) -> Count {
     }
 }
 
-fn element_count(element: &str) -> Result<u64, String> {
-    let bytes = element.as_bytes();
-    match bytes.first() {
-        None => {
-            return Err("an element of the list is empty: libgomp rejects the list and LLVM's OpenMP runtime \
-                        fills the element with one thread per CPU"
-                .to_owned());
-        }
-        Some(b'+') => {
-            return Err(format!(
-                "{element:?} carries a sign: libgomp and OpenBLAS read it as {}, LLVM's OpenMP runtime (MKL's, \
-                 PyTorch's) rejects it and starts one thread per CPU",
-                leading_digits(&element[1..])
-            ));
-        }
-        Some(b'-') => {
-            return Err(format!(
-                "{element:?} is negative: libgomp rejects it and OpenBLAS reads it as unset, so both start one \
-                 thread per CPU"
-            ));
-        }
+fn element_count(element: &str) -> Result<u64, Deviation<'_>> {
+    match element.as_bytes().first() {
+        None => return Err(Deviation::EmptyElement),
+        Some(b'+') => return Err(Deviation::Sign(element)),
+        Some(b'-') => return Err(Deviation::Negative(element)),
         Some(_) => {}
     }
-    if !bytes.iter().all(u8::is_ascii_digit) {
-        let mut why = format!("{element:?} is not a decimal count: libgomp rejects it and starts one thread per CPU");
-        let leading = leading_digits(element);
-        if !leading.is_empty() {
-            let _ = write!(why, ", while OpenBLAS's atoi reads its leading digits ({leading})");
-        }
-        return Err(why);
+    if !element.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(Deviation::NotDecimal(element));
     }
     let significant = element.trim_start_matches('0');
     if significant.is_empty() {
-        return Err(format!(
-            "{element:?} is zero: libgomp rejects it and OpenBLAS reads it as unset, so both start one thread per CPU"
-        ));
+        return Err(Deviation::Zero(element));
     }
     if significant.len() > MAX_DIGITS {
-        return Err(format!(
-            "{element:?} does not fit a C int: libgomp rejects it and starts one thread per CPU, OpenBLAS's atoi \
-             wraps it around"
-        ));
+        return Err(Deviation::TooLong(element));
     }
     if significant.len() != element.len() {
-        return Err(format!(
-            "{element:?} has leading zeros: write {significant}, the form every reader takes as decimal \
-             (a C reader with base 0 takes a leading 0 as octal)"
-        ));
+        return Err(Deviation::LeadingZeros(element, significant));
     }
-    significant.parse::<u64>().map_err(|_| format!("{element:?} is not a decimal count"))
+    significant.parse::<u64>().map_err(|_| Deviation::TooLong(element))
+}
+
+/// Who reads a variable other than an OpenMP count, and with what grammar.
+fn reader(name: &str) -> (&'static str, &'static str) {
+    match name {
+        "OPENBLAS_NUM_THREADS" | "GOTO_NUM_THREADS" => (
+            "OpenBLAS",
+            "atoi, which reads the leading digits and takes 0 or less as unset (the next variable, then every CPU)",
+        ),
+        "BLIS_NUM_THREADS" => ("BLIS", "strtol on the leading digits"),
+        "MKL_NUM_THREADS" | MKL_DOMAIN_NUM_THREADS => ("MKL", "a grammar it does not document"),
+        "POLARS_MAX_THREADS" => ("polars", "Rust's str::parse, which rejects white space"),
+        "PYTHON_CPU_COUNT" => ("CPython", "its own integer parser"),
+        "VECLIB_MAXIMUM_THREADS" => ("Apple's Accelerate", "a grammar it does not document"),
+        _ => ("its Python reader", "int(), which skips Unicode spaces and reads Unicode digits"),
+    }
+}
+
+/// The sentence for a refused value: what is wrong, and how the readers of `name` take it.
+fn describe(name: &str, deviation: &Deviation<'_>) -> String {
+    if takes_list(name) {
+        return describe_openmp(deviation);
+    }
+    let what = match deviation {
+        Deviation::NonAscii(odd) => format!("it contains the non-ASCII character U+{:04X}", u32::from(*odd)),
+        Deviation::OnlySpace => "it is only white space".to_owned(),
+        Deviation::Space => "it contains white space".to_owned(),
+        Deviation::List => "a comma-separated list is OMP_NUM_THREADS's syntax".to_owned(),
+        Deviation::EmptyElement => "it has an empty element".to_owned(),
+        Deviation::Sign(element) => format!("{element:?} carries a sign"),
+        Deviation::Negative(element) => format!("{element:?} is negative"),
+        Deviation::NotDecimal(element) => format!("{element:?} is not a decimal count"),
+        Deviation::Zero(element) => format!("{element:?} is zero"),
+        Deviation::TooLong(element) => format!("{element:?} does not fit a C int"),
+        Deviation::LeadingZeros(element, significant) => format!("{element:?} has leading zeros (write {significant})"),
+    };
+    let (library, grammar) = reader(name);
+    format!(
+        "{what}: capslint accepts only plain decimal digits, the form every reader reads alike; {library} reads {name} with {grammar}"
+    )
+}
+
+/// The sentence for a refused OpenMP count, read by libgomp, LLVM's OpenMP runtime and, as a
+/// fallback, OpenBLAS.
+fn describe_openmp(deviation: &Deviation<'_>) -> String {
+    match deviation {
+        Deviation::NonAscii(odd) => format!(
+            "it contains the non-ASCII character U+{:04X}: libgomp and OpenBLAS do not skip it, so they reject the \
+             value or read 0 and start one thread per CPU, while Python's int() skips Unicode spaces",
+            u32::from(*odd)
+        ),
+        Deviation::OnlySpace => "it is only white space: libgomp rejects it and starts one thread per CPU".to_owned(),
+        Deviation::Space => "it contains white space: libgomp and OpenBLAS skip it, LLVM's OpenMP runtime (MKL's, \
+                             PyTorch's) skips only spaces and tabs and rejects a space inside a list"
+            .to_owned(),
+        Deviation::List => "a list".to_owned(),
+        Deviation::EmptyElement => "an element of the list is empty: libgomp rejects the list and LLVM's OpenMP \
+                                    runtime fills the element with one thread per CPU"
+            .to_owned(),
+        Deviation::Sign(element) => format!(
+            "{element:?} carries a sign: libgomp and OpenBLAS read it as {}, LLVM's OpenMP runtime (MKL's, \
+             PyTorch's) rejects it and starts one thread per CPU",
+            leading_digits(&element[1..])
+        ),
+        Deviation::Negative(element) => format!(
+            "{element:?} is negative: libgomp rejects it and OpenBLAS reads it as unset, so both start one thread \
+             per CPU"
+        ),
+        Deviation::NotDecimal(element) => {
+            let mut why =
+                format!("{element:?} is not a decimal count: libgomp rejects it and starts one thread per CPU");
+            let leading = leading_digits(element);
+            if !leading.is_empty() {
+                let _ = write!(why, ", while OpenBLAS's atoi reads its leading digits ({leading})");
+            }
+            why
+        }
+        Deviation::Zero(element) => format!(
+            "{element:?} is zero: libgomp rejects it and OpenBLAS reads it as unset, so both start one thread per CPU"
+        ),
+        Deviation::TooLong(element) => format!(
+            "{element:?} does not fit a C int: libgomp rejects it and starts one thread per CPU, OpenBLAS's atoi \
+             wraps it around"
+        ),
+        Deviation::LeadingZeros(element, significant) => format!(
+            "{element:?} has leading zeros: write {significant}, the form every reader takes as decimal (a C reader \
+             with base 0 takes a leading 0 as octal)"
+        ),
+    }
 }
 
 /// The leading ASCII digits of `text`, as `atoi` would read them (without the sign).
@@ -224,8 +286,11 @@ mod tests {
             ("OMP_NUM_THREADS", ",4", "empty"),
             ("OMP_NUM_THREADS", "4,", "empty"),
             ("OMP_NUM_THREADS", "4,,2", "empty"),
-            ("OPENBLAS_NUM_THREADS", "1,64", "leading digits (1)"),
+            ("OPENBLAS_NUM_THREADS", "1,64", "OpenBLAS reads OPENBLAS_NUM_THREADS with atoi"),
+            ("OPENBLAS_NUM_THREADS", "0", "takes 0 or less as unset"),
             ("MKL_NUM_THREADS", "1;2", "not a decimal count"),
+            ("LOKY_MAX_CPU_COUNT", "\u{a0}2", "int(), which skips Unicode spaces"),
+            ("POLARS_MAX_THREADS", " 2", "rejects white space"),
         ];
         for (name, raw, says) in cases {
             let why = refused(name, raw);
