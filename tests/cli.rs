@@ -204,3 +204,60 @@ fn a_pep_263_coding_declaration_is_honoured() {
         .stdout(predicate::str::contains("big5.py:4:10: CAP101"))
         .stdout(predicate::str::contains("CAP001").not());
 }
+
+#[test]
+fn a_finding_past_column_65535_renders_in_every_format() {
+    let text = format!("from joblib import Parallel\nx = 1;{} Parallel(n_jobs=-1)\n", "y = 2;".repeat(14_000));
+    let column = text.lines().nth(1).unwrap().find("n_jobs").unwrap() + 1;
+    assert!(column > 65_535);
+    let dir = project(&[("wide.py", &text)]);
+    let output = capslint(&dir).arg("wide.py").output().unwrap();
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    assert_eq!(output.status.code(), Some(1), "{stdout}");
+    assert!(stdout.contains(&format!("╭─[wide.py:2:{column}]")), "{stdout}");
+    // The long line is cut to a window around the span, which is still underlined.
+    assert!(stdout.contains("… Parallel(n_jobs=-1)") || stdout.contains("y = 2; Parallel(n_jobs=-1)"), "{stdout}");
+    assert!(stdout.contains("────┬────"), "{stdout}");
+    assert!(stdout.lines().all(|line| line.chars().count() < 400), "a line of the report is not cut");
+    for format in ["concise", "json", "json-lines", "sarif", "github", "gitlab", "junit"] {
+        let output = capslint(&dir).args(["--output-format", format, "wide.py"]).output().unwrap();
+        assert_eq!(output.status.code(), Some(1), "{format}");
+        assert!(String::from_utf8(output.stdout).unwrap().contains(&column.to_string()), "{format}");
+    }
+}
+
+#[test]
+fn many_findings_are_all_rendered_in_every_format() {
+    let count = 3_000;
+    let text = format!("from joblib import Parallel\n{}", "Parallel(n_jobs=-1)\n".repeat(count));
+    let dir = project(&[("many.py", &text)]);
+    let render = |format: &str| {
+        let output = capslint(&dir).args(["--output-format", format, "many.py"]).output().unwrap();
+        assert_eq!(output.status.code(), Some(1), "{format}");
+        String::from_utf8(output.stdout).unwrap()
+    };
+    let full = render("full");
+    assert_eq!(full.matches("  × `Parallel(n_jobs=-1)`").count(), count);
+    assert!(full.contains(&format!("╭─[many.py:{}:10]", count + 1)));
+    assert!(full.ends_with(&format!("Found {count} findings ({count} errors, 0 warnings) in 1 file.\n")));
+    assert_eq!(render("concise").lines().filter(|line| line.starts_with("many.py:")).count(), count);
+    let json: serde_json::Value = serde_json::from_str(&render("json")).unwrap();
+    assert_eq!(json.as_array().unwrap().len(), count);
+    assert_eq!(render("json-lines").lines().count(), count);
+    let sarif: serde_json::Value = serde_json::from_str(&render("sarif")).unwrap();
+    assert_eq!(sarif["runs"][0]["results"].as_array().unwrap().len(), count);
+    assert_eq!(render("github").lines().filter(|line| line.starts_with("::error ")).count(), count);
+    let gitlab: serde_json::Value = serde_json::from_str(&render("gitlab")).unwrap();
+    assert_eq!(gitlab.as_array().unwrap().len(), count);
+    assert_eq!(render("junit").matches("<failure ").count(), count);
+    // A baseline of them all matches them all, and one entry too many is reported once.
+    capslint(&dir).args(["--write-baseline", "baseline.json", "many.py"]).assert().code(0);
+    capslint(&dir).args(["--baseline", "baseline.json", "many.py"]).assert().code(0);
+    fs::write(dir.path().join("many.py"), text.replacen("Parallel(n_jobs=-1)\n", "", 1)).unwrap();
+    capslint(&dir)
+        .args(["--output-format", "concise", "--baseline", "baseline.json", "many.py"])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("baseline.json:").count(1))
+        .stdout(predicate::str::contains("CAP002"));
+}
