@@ -130,16 +130,14 @@ pub fn record(diagnostics: &[Diagnostic], baseline: &Path, cwd: &Path) -> Baseli
     BaselineFile { version: VERSION, findings }
 }
 
-/// Writes the baseline of `diagnostics` to `path` (creating its directory); returns the number of entries.
+/// Writes the baseline of `diagnostics` to `path` (creating its directory; the file is replaced whole or
+/// not at all); returns the number of entries.
 pub fn write(diagnostics: &[Diagnostic], path: &Path, cwd: &Path) -> Result<usize, BaselineError> {
     let file = record(diagnostics, path, cwd);
     let mut text = serde_json::to_string_pretty(&file).expect("baseline serializes");
     text.push('\n');
     let io_error = |source| BaselineError::Io { action: "write", path: path.display().to_string(), source };
-    if let Some(parent) = path.parent().filter(|parent| !parent.as_os_str().is_empty()) {
-        std::fs::create_dir_all(parent).map_err(io_error)?;
-    }
-    std::fs::write(path, text).map_err(io_error)?;
+    crate::atomic::write(path, text.as_bytes()).map_err(io_error)?;
     Ok(file.findings.len())
 }
 

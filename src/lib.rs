@@ -2,6 +2,7 @@
 //!
 //! The data flows one way: discover -> prefilter -> parse -> model -> rules -> suppress -> report.
 
+pub mod atomic;
 pub mod baseline;
 pub mod cli;
 pub mod commands;
