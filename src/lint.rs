@@ -33,8 +33,9 @@ pub struct Input {
     pub display_name: String,
     /// The kind of file.
     pub kind: FileKind,
-    /// The text, when it was read already (stdin).
-    pub text: Option<String>,
+    /// The bytes, when they were read already (standard input, see [`read_stdin`]): size limit and
+    /// decoding (UTF-8, a BOM, a PEP 263 coding line) apply to them as to a file's.
+    pub contents: Option<Vec<u8>>,
     /// The settings that apply to this file (the nearest configuration).
     pub settings: Arc<Settings>,
 }
@@ -181,6 +182,16 @@ enum ReadError {
     Io(String),
 }
 
+/// Reads standard input, at most one byte more than [`MAX_FILE_BYTES`]: enough to tell that it is too
+/// large without holding more than a file may take.
+pub fn read_stdin() -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+
+    let mut bytes = Vec::new();
+    std::io::stdin().lock().take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
 /// Reads a regular file: one open (non-blocking, so a FIFO cannot stall the run), one `fstat`, one read.
 fn read(path: &Path) -> Result<Vec<u8>, ReadError> {
     use std::io::Read;
@@ -196,38 +207,42 @@ fn read(path: &Path) -> Result<Vec<u8>, ReadError> {
         return Err(ReadError::TooLarge(metadata.len()));
     }
     let mut bytes = Vec::with_capacity(metadata.len() as usize + 1);
-    file.read_to_end(&mut bytes).map_err(io)?;
-    Ok(bytes)
+    // A file that grows after the `fstat` is still read no further than the limit.
+    (&mut file).take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes).map_err(io)?;
+    within_limit(bytes)
+}
+
+/// `bytes`, unless they are more than [`MAX_FILE_BYTES`]: the limit files and standard input share.
+fn within_limit(bytes: Vec<u8>) -> Result<Vec<u8>, ReadError> {
+    if bytes.len() as u64 > MAX_FILE_BYTES { Err(ReadError::TooLarge(bytes.len() as u64)) } else { Ok(bytes) }
 }
 
 fn check_input_inner(input: Input) -> FileResult {
     let settings = Arc::clone(&input.settings);
     let settings = settings.as_ref();
     let rules = settings.rules_for(&input.path);
-    let bytes = match input.text {
-        Some(text) => text.into_bytes(),
-        None => match read(&input.path) {
-            Ok(bytes) => bytes,
-            Err(ReadError::Io(error)) => return FileResult { errors: vec![error], ..FileResult::default() },
-            Err(ReadError::TooLarge(size)) => {
-                if !rules.contains(Rule::SyntaxError) {
-                    return FileResult::default();
-                }
-                let file = Arc::new(SourceFile::new(input.path, input.display_name, String::new()));
-                let finding = Finding::new(
-                    Rule::SyntaxError,
-                    TextRange::empty(TextSize::from(0)),
-                    format!("file is {} MiB, above the {} MiB capslint analyses", size >> 20, MAX_FILE_BYTES >> 20),
-                )
-                .label("not analysed")
-                .help("generated or data files this large should be excluded (`extend-exclude`)");
-                let severity = settings.severity(Rule::SyntaxError);
-                return FileResult {
-                    diagnostics: vec![Diagnostic { finding, severity, file }],
-                    ..FileResult::default()
-                };
+    let read = match input.contents {
+        Some(bytes) => within_limit(bytes),
+        None => read(&input.path),
+    };
+    let bytes = match read {
+        Ok(bytes) => bytes,
+        Err(ReadError::Io(error)) => return FileResult { errors: vec![error], ..FileResult::default() },
+        Err(ReadError::TooLarge(size)) => {
+            if !rules.contains(Rule::SyntaxError) {
+                return FileResult::default();
             }
-        },
+            let file = Arc::new(SourceFile::new(input.path, input.display_name, String::new()));
+            let finding = Finding::new(
+                Rule::SyntaxError,
+                TextRange::empty(TextSize::from(0)),
+                format!("file is {} MiB, above the {} MiB capslint analyses", size >> 20, MAX_FILE_BYTES >> 20),
+            )
+            .label("not analysed")
+            .help("generated or data files this large should be excluded (`extend-exclude`)");
+            let severity = settings.severity(Rule::SyntaxError);
+            return FileResult { diagnostics: vec![Diagnostic { finding, severity, file }], ..FileResult::default() };
+        }
     };
     let text = match String::from_utf8(bytes) {
         Ok(text) => text,
