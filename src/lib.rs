@@ -20,5 +20,6 @@ pub mod runtime;
 pub mod selection;
 pub mod settings;
 pub mod source;
+pub mod spelling;
 pub mod suppress;
 pub mod thread_variables;

@@ -18,6 +18,7 @@ use crate::python;
 use crate::registry::{Family, Rule};
 use crate::settings::Settings;
 use crate::source::SourceFile;
+use crate::spelling;
 use crate::suppress;
 
 /// Files larger than this are reported (CAP001) instead of parsed: a syntax tree takes tens of bytes per
@@ -95,6 +96,14 @@ impl WordSearch {
 fn python_prefilter() -> &'static WordSearch {
     static SEARCH: OnceLock<WordSearch> = OnceLock::new();
     SEARCH.get_or_init(|| WordSearch::new(&python::prefilter_words()))
+}
+
+/// The prefilter: whether a Python text contains one of the words the rules need, written out or
+/// spelled indirectly (implicit concatenation, escapes, NFKC-folded identifiers: see [`spelling`]).
+/// A text for which this is false has no findings, so it is never parsed.
+pub fn may_have_findings(text: &str) -> bool {
+    let search = python_prefilter();
+    search.is_match(text) || spelling::unfolded(text).iter().any(|unfolded| search.is_match(unfolded))
 }
 
 /// Checks every input in parallel, then the manifests together, and merges the results in a
@@ -326,7 +335,7 @@ fn check_python(
     if !any_python && !any_manifest && !rules.contains(Rule::SyntaxError) {
         return (Vec::new(), Vec::new());
     }
-    if settings.prefilter && !python_prefilter().is_match(file.text()) {
+    if settings.prefilter && !may_have_findings(file.text()) {
         return (Vec::new(), Vec::new());
     }
     let outcome = python::check(file.text(), rules, settings);

@@ -365,3 +365,26 @@ fn a_report_or_baseline_cut_short_leaves_the_old_file_whole() {
     assert!(fs::read_to_string(dir.path().join("baseline.json")).unwrap().contains("\"findings\""));
     assert_eq!(fs::read_to_string(dir.path().join("report.txt")).unwrap().lines().count(), 201);
 }
+
+#[test]
+fn the_prefilter_sees_words_spelled_indirectly() {
+    // None of these files contains a rule's word as written; Python reads one in each.
+    let files = [
+        ("concatenated.py", "import joblib\n\nparams = {\"n_\" \"jobs\": -1}\n"),
+        ("escaped.py", "import joblib\n\nparams = {\"\\x6e_jobs\": -1}\n"),
+        ("named.py", "import joblib\n\nparams = {\"\\N{LATIN SMALL LETTER N}_jobs\": -1}\n"),
+        ("continued.py", "import joblib\n\nparams = {\"n_\\\njobs\": -1}\n"),
+        ("fullwidth.py", "from sklearn.ensemble import RandomForestClassifier as F\n\nF(\u{ff4e}_jobs=-1)\n"),
+        ("environ.py", "import os\n\nimport numpy\n\nos.environ[\"OMP_NUM_\" \"THREADS\"] = \"1\"\n"),
+    ];
+    let dir = project(&files);
+    let concise = |extra: &[&str]| {
+        let output = capslint(&dir).args(["--output-format", "concise"]).args(extra).output().unwrap();
+        String::from_utf8(output.stdout).unwrap()
+    };
+    let parsed_always = concise(&["--no-prefilter"]);
+    for (name, _) in files {
+        assert!(parsed_always.contains(&format!("{name}:")), "{name} has no finding: {parsed_always}");
+    }
+    assert_eq!(concise(&[]), parsed_always);
+}
