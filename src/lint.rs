@@ -98,12 +98,21 @@ fn python_prefilter() -> &'static WordSearch {
     SEARCH.get_or_init(|| WordSearch::new(&python::prefilter_words()))
 }
 
+/// The names of the prefilter words that end with a call's `(` (`kubernetes(`), which Python also reads
+/// with blanks before the `(`.
+fn called_names() -> &'static [&'static str] {
+    static NAMES: OnceLock<Vec<&'static str>> = OnceLock::new();
+    NAMES.get_or_init(|| python::prefilter_words().into_iter().filter_map(|word| word.strip_suffix('(')).collect())
+}
+
 /// The prefilter: whether a Python text contains one of the words the rules need, written out or
-/// spelled indirectly (implicit concatenation, escapes, NFKC-folded identifiers: see [`spelling`]).
-/// A text for which this is false has no findings, so it is never parsed.
+/// spelled indirectly (implicit concatenation, escapes, NFKC-folded identifiers, blanks before a
+/// call's `(`: see [`spelling`]). A text for which this is false has no findings, so it is never parsed.
 pub fn may_have_findings(text: &str) -> bool {
     let search = python_prefilter();
-    search.is_match(text) || spelling::unfolded(text).iter().any(|unfolded| search.is_match(unfolded))
+    search.is_match(text)
+        || called_names().iter().any(|name| spelling::called_after_a_gap(text, name))
+        || spelling::unfolded(text).iter().any(|unfolded| search.is_match(unfolded))
 }
 
 /// Checks every input in parallel, then the manifests together, and merges the results in a

@@ -7,7 +7,9 @@
 //! - implicit concatenation: `"n_" "jobs"`, `("n_"  # comment` + a new line + `"jobs")`, `"n_" r"jobs"`;
 //! - escape sequences in string literals: `"\x6e_jobs"`, `"\u006e_jobs"`, `"\156_jobs"`,
 //!   `"\N{LATIN SMALL LETTER N}_jobs"`, and a backslash before a line break, which joins the lines;
-//! - NFKC normalisation of identifiers: `ｎ_jobs=-1` (fullwidth `n`) is the keyword `n_jobs`.
+//! - NFKC normalisation of identifiers: `ｎ_jobs=-1` (fullwidth `n`) is the keyword `n_jobs`;
+//! - blanks between a name and the `(` of its call, for the words that end with `(`
+//!   (`@task.kubernetes (image=...)`): [`called_after_a_gap`].
 //!
 //! [`unfolded`] undoes all three, over-approximating (it also decodes raw strings and folds characters
 //! inside strings, which only makes more files parsed), and returns the texts to search as well. It
@@ -34,6 +36,30 @@ pub fn unfolded(text: &str) -> Vec<String> {
         if needs_folding { text.nfkc().collect() } else { text }
     };
     vec![fold(decoded), fold(joined)]
+}
+
+/// Whether `name` is followed, after blanks, line breaks, backslash continuations or comments, by `(`:
+/// a call Python reads as `name(` (`@task.kubernetes (image=...)`), for the words that end with `(`.
+pub fn called_after_a_gap(text: &str, name: &str) -> bool {
+    let bytes = text.as_bytes();
+    memchr::memmem::find_iter(bytes, name.as_bytes()).any(|at| {
+        let start = at + name.len();
+        let end = skip_gap(bytes, start);
+        end > start && bytes.get(end) == Some(&b'(')
+    })
+}
+
+/// Where the blanks, line breaks, backslash continuations and comments that start at `from` end.
+fn skip_gap(bytes: &[u8], from: usize) -> usize {
+    let mut index = from;
+    loop {
+        match bytes.get(index) {
+            Some(b' ' | b'\t' | b'\x0c' | b'\n' | b'\r') => index += 1,
+            Some(b'\\') if matches!(bytes.get(index + 1), Some(b'\n' | b'\r')) => index += 2,
+            Some(b'#') => index = memchr::memchr2(b'\n', b'\r', &bytes[index..]).map_or(bytes.len(), |end| index + end),
+            _ => return index,
+        }
+    }
 }
 
 /// A character that can be part of a word the rules need (`n_jobs`, `n-jobs`, `kubernetes(`), other
@@ -145,17 +171,7 @@ fn escape(bytes: &[u8], at: usize) -> Escape {
 fn joined_end(bytes: &[u8], at: usize) -> Option<usize> {
     let mut quote = at;
     loop {
-        let mut index = quote + 1;
-        loop {
-            match bytes.get(index) {
-                Some(b' ' | b'\t' | b'\x0c' | b'\n' | b'\r') => index += 1,
-                Some(b'\\') if matches!(bytes.get(index + 1), Some(b'\n' | b'\r')) => index += 2,
-                Some(b'#') => {
-                    index = memchr::memchr2(b'\n', b'\r', &bytes[index..]).map_or(bytes.len(), |end| index + end)
-                }
-                _ => break,
-            }
-        }
+        let mut index = skip_gap(bytes, quote + 1);
         let prefix = bytes[index..].iter().take(2).take_while(|byte| b"rRbBuUfFtT".contains(byte)).count();
         index += prefix;
         if !matches!(bytes.get(index), Some(b'"' | b'\'')) {
@@ -242,6 +258,14 @@ mod tests {
         assert!(spells("p = {\"n_\\\njobs\": -1}\n", "n_jobs"));
         // An escaped backslash is not an escape.
         assert!(!spells("p = \"\\\\x6e_jobs\"\n", "n_jobs"));
+    }
+
+    #[test]
+    fn calls_after_a_gap_are_seen() {
+        assert!(called_after_a_gap("@task.kubernetes (image='x')\n", "kubernetes"));
+        assert!(called_after_a_gap("f = task.kubernetes \\\n  (image='x')\n", "kubernetes"));
+        assert!(!called_after_a_gap("@task.kubernetes(image='x')\n", "kubernetes"));
+        assert!(!called_after_a_gap("# kubernetes\nx = 1\n", "kubernetes"));
     }
 
     #[test]

@@ -376,6 +376,10 @@ fn the_prefilter_sees_words_spelled_indirectly() {
         ("continued.py", "import joblib\n\nparams = {\"n_\\\njobs\": -1}\n"),
         ("fullwidth.py", "from sklearn.ensemble import RandomForestClassifier as F\n\nF(\u{ff4e}_jobs=-1)\n"),
         ("environ.py", "import os\n\nimport numpy\n\nos.environ[\"OMP_NUM_\" \"THREADS\"] = \"1\"\n"),
+        (
+            "spaced.py",
+            "from airflow.decorators import task\n\n\n@task.kubernetes (image=\"python\")\ndef train():\n    pass\n",
+        ),
     ];
     let dir = project(&files);
     let concise = |extra: &[&str]| {
