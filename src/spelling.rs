@@ -115,10 +115,28 @@ fn ends_with_word_char(bytes: &[u8], at: usize) -> bool {
 fn folds_to_a_word_char(text: &str) -> bool {
     use unicode_normalization::{IsNormalized, is_nfkc_quick};
 
-    text.char_indices().filter(|(_, character)| !character.is_ascii()).any(|(_, character)| {
-        is_nfkc_quick(std::iter::once(character)) != IsNormalized::Yes
-            && std::iter::once(character).nfkc().any(is_word_char)
-    })
+    const CHUNK: usize = 64;
+    let bytes = text.as_bytes();
+    let mut start = 0;
+    while start < bytes.len() {
+        let end = (start + CHUNK).min(bytes.len());
+        if !bytes[start..end].is_ascii() {
+            // The characters that overlap this chunk: ASCII ones are skipped in bulk.
+            let from = (0..=start).rev().find(|at| text.is_char_boundary(*at)).unwrap_or(0);
+            let to = (end..=bytes.len()).find(|at| text.is_char_boundary(*at)).unwrap_or(bytes.len());
+            let folds = text[from..to].chars().filter(|character| !character.is_ascii()).any(|character| {
+                is_nfkc_quick(std::iter::once(character)) != IsNormalized::Yes
+                    && std::iter::once(character).nfkc().any(is_word_char)
+            });
+            if folds {
+                return true;
+            }
+            start = to;
+        } else {
+            start = end;
+        }
+    }
+    false
 }
 
 /// An escape sequence in a string literal.
