@@ -130,16 +130,14 @@ pub fn record(diagnostics: &[Diagnostic], baseline: &Path, cwd: &Path) -> Baseli
     BaselineFile { version: VERSION, findings }
 }
 
-/// Writes the baseline of `diagnostics` to `path` (creating its directory); returns the number of entries.
+/// Writes the baseline of `diagnostics` to `path` (creating its directory; the file is replaced whole or
+/// not at all); returns the number of entries.
 pub fn write(diagnostics: &[Diagnostic], path: &Path, cwd: &Path) -> Result<usize, BaselineError> {
     let file = record(diagnostics, path, cwd);
     let mut text = serde_json::to_string_pretty(&file).expect("baseline serializes");
     text.push('\n');
     let io_error = |source| BaselineError::Io { action: "write", path: path.display().to_string(), source };
-    if let Some(parent) = path.parent().filter(|parent| !parent.as_os_str().is_empty()) {
-        std::fs::create_dir_all(parent).map_err(io_error)?;
-    }
-    std::fs::write(path, text).map_err(io_error)?;
+    crate::atomic::write(path, text.as_bytes()).map_err(io_error)?;
     Ok(file.findings.len())
 }
 
@@ -202,10 +200,11 @@ impl Baseline {
         }
         let checked: HashMap<String, &Checked> =
             checked.iter().map(|file| (key(&file.path, cwd, &self.directory), file)).collect();
+        let quoted = quoted_fingerprints(self.file.text());
         let mut seen: HashMap<&str, usize> = HashMap::new();
         for (entry, matched) in self.entries.iter().zip(matched) {
             let nth = seen.entry(entry.fingerprint.as_str()).or_insert(0);
-            let range = self.fingerprint_range(&entry.fingerprint, *nth);
+            let occurrence = *nth;
             *nth += 1;
             let Some(file) = checked.get(&entry.path) else { continue };
             let rule_ran =
@@ -213,6 +212,13 @@ impl Baseline {
             if matched || !rule_ran || !file.rules.contains(Rule::UnusedSuppression) {
                 continue;
             }
+            let range = match quoted.get(entry.fingerprint.as_str()) {
+                Some(starts) => starts
+                    .get(occurrence)
+                    .map(|start| TextRange::at(TextSize::from(*start as u32), TextSize::of(&entry.fingerprint)))
+                    .unwrap_or_default(),
+                None => self.fingerprint_range(&entry.fingerprint, occurrence),
+            };
             kept.push(Diagnostic {
                 finding: suppress::stale_baseline_entry(range, &entry.code, &entry.path),
                 file: Arc::clone(&self.file),
@@ -224,7 +230,8 @@ impl Baseline {
     }
 
     /// The range of the `nth` occurrence of `"fingerprint"` in the baseline's text (the start of the file
-    /// when it cannot be found, e.g. because the file escapes it differently).
+    /// when it cannot be found, e.g. because the file escapes it differently). A scan of the whole text:
+    /// only for a fingerprint that is not 16 hex digits, which [`quoted_fingerprints`] indexes.
     fn fingerprint_range(&self, fingerprint: &str, nth: usize) -> TextRange {
         let quoted = format!("\"{fingerprint}\"");
         self.file
@@ -236,6 +243,26 @@ impl Baseline {
     }
 }
 
+/// Where each quoted 16-hex-digit string (the shape of a fingerprint) occurs in `text`, the offsets of
+/// its first digit in order: one pass over the text, so pointing at stale entries stays linear.
+fn quoted_fingerprints(text: &str) -> HashMap<&str, Vec<usize>> {
+    const DIGITS: usize = 16;
+    let bytes = text.as_bytes();
+    let mut found: HashMap<&str, Vec<usize>> = HashMap::new();
+    let mut index = 0;
+    while let Some(quote) = memchr::memchr(b'"', &bytes[index..]).map(|at| index + at) {
+        let digits = quote + 1..quote + 1 + DIGITS;
+        let closed = bytes.get(digits.end) == Some(&b'"');
+        if closed && bytes[digits.clone()].iter().all(u8::is_ascii_hexdigit) {
+            found.entry(&text[digits.clone()]).or_default().push(digits.start);
+            index = digits.end + 1;
+        } else {
+            index = quote + 1;
+        }
+    }
+    found
+}
+
 /// The byte offset of a 1-based line and column (as serde_json reports them) in `text`.
 fn offset_of(text: &str, line: usize, column: usize) -> usize {
     let line_start: usize = text.split_inclusive('\n').take(line.saturating_sub(1)).map(str::len).sum();
@@ -245,6 +272,14 @@ fn offset_of(text: &str, line: usize, column: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn quoted_fingerprints_are_found_in_one_pass() {
+        let text = r#"{"a": "0123456789abcdef", "b": "0123456789abcdef", "c": "short", "d": "0123456789abcdefg"}"#;
+        let found = quoted_fingerprints(text);
+        assert_eq!(found.len(), 1);
+        assert_eq!(found["0123456789abcdef"], [7, 32]);
+    }
 
     #[test]
     fn offsets_of_line_and_column() {

@@ -1,6 +1,8 @@
 //! Finding the files to check: a parallel walk that respects `.gitignore`, skips hidden and excluded
 //! paths, and sorts what it finds; plus the kind of each file.
 
+use std::collections::HashSet;
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -31,20 +33,43 @@ impl FileKind {
 /// The result of a walk.
 #[derive(Debug, Default)]
 pub struct Discovered {
-    /// The files to check, sorted, without duplicates.
+    /// The files to check, sorted, each file once however many paths reach it.
     pub files: Vec<(PathBuf, FileKind)>,
-    /// Problems met on the way (unreadable directories), one line each.
+    /// Directories and files that could not be read (the run must fail: they were not checked), one
+    /// line each.
+    pub errors: Vec<String>,
+    /// Other problems met on the way (an invalid pattern in a `.gitignore`), one line each.
     pub warnings: Vec<String>,
     /// Configuration files met on the way that are invalid (the run must fail).
     pub config_errors: Vec<crate::settings::ResolveError>,
 }
 
-/// A path given on the command line that does not exist.
+/// A path given on the command line that does not exist or cannot be looked up.
 #[derive(Debug, thiserror::Error)]
-#[error("{path}: no such file or directory")]
+#[error("{path}: {reason}")]
 pub struct MissingPath {
     /// The path as given.
     pub path: String,
+    /// Why: `no such file or directory`, or the system's error (a name too long, a denied search).
+    pub reason: String,
+}
+
+impl MissingPath {
+    fn new(path: &Path, error: &std::io::Error) -> Self {
+        let reason = match error.kind() {
+            std::io::ErrorKind::NotFound => "no such file or directory".to_string(),
+            _ => error.to_string(),
+        };
+        MissingPath { path: path.display().to_string(), reason }
+    }
+}
+
+/// The identity of a file whatever the path that reaches it (a `./` prefix, a symbolic link, a hard
+/// link, a file named and also found in its directory).
+type FileId = (u64, u64);
+
+fn file_id(metadata: &std::fs::Metadata) -> FileId {
+    (metadata.dev(), metadata.ino())
 }
 
 /// Walks `paths`. Files named explicitly are checked whatever their ignore status (as ruff does), unless
@@ -55,16 +80,17 @@ pub fn discover(
     force_exclude: bool,
 ) -> Result<Discovered, MissingPath> {
     let mut discovered = Discovered::default();
+    let mut files: Vec<(PathBuf, FileKind, Option<FileId>)> = Vec::new();
     let mut roots = Vec::new();
     for path in paths {
-        let metadata = std::fs::metadata(path).map_err(|_| MissingPath { path: path.display().to_string() })?;
+        let metadata = std::fs::metadata(path).map_err(|error| MissingPath::new(path, &error))?;
         if metadata.is_dir() {
             roots.push(path.clone());
         } else if let Some(kind) = FileKind::of(path)
             && !(force_exclude
                 && resolver.for_path(path).is_ok_and(|settings| settings.is_excluded_with_ancestors(path)))
         {
-            discovered.files.push((path.clone(), kind));
+            files.push((path.clone(), kind, Some(file_id(&metadata))));
         }
     }
     if let Some((first, rest)) = roots.split_first() {
@@ -77,6 +103,7 @@ pub fn discover(
         let config_errors = Mutex::new(Vec::new());
         let found = Mutex::new(Vec::new());
         let warnings = Mutex::new(Vec::new());
+        let errors = Mutex::new(Vec::new());
         let is_excluded =
             |path: &Path, is_dir: bool| match if is_dir { resolver.for_dir(path) } else { resolver.for_file(path) } {
                 Ok(settings) => settings.is_excluded(path),
@@ -105,21 +132,37 @@ pub fn discover(
                         let is_file = entry.file_type().is_some_and(|file_type| file_type.is_file())
                             || (entry.path_is_symlink() && entry.path().is_file());
                         if is_file && let Some(kind) = FileKind::of(entry.path()) {
-                            found.lock().expect("walk results").push((entry.into_path(), kind));
+                            // A file that vanishes now keeps no identity; its read reports it.
+                            let id = std::fs::metadata(entry.path()).ok().map(|metadata| file_id(&metadata));
+                            found.lock().expect("walk results").push((entry.into_path(), kind, id));
                         }
+                    }
+                    // A directory that cannot be listed hides files that would have been checked.
+                    Err(error) if error.io_error().is_some() => {
+                        errors.lock().expect("walk errors").push(error.to_string())
                     }
                     Err(error) => warnings.lock().expect("walk warnings").push(error.to_string()),
                 }
                 WalkState::Continue
             })
         });
-        discovered.files.extend(found.into_inner().expect("walk results"));
+        files.extend(found.into_inner().expect("walk results"));
         discovered.warnings.extend(warnings.into_inner().expect("walk warnings"));
+        discovered.errors.extend(errors.into_inner().expect("walk errors"));
         discovered.config_errors.extend(config_errors.into_inner().expect("config errors"));
     }
-    discovered.files.sort();
+    files.sort();
+    // The first path in sorted order names a file reached more than once: deterministic whatever the
+    // order of the arguments and of the walk.
+    let mut seen = HashSet::new();
+    discovered.files = files
+        .into_iter()
+        .filter(|(_, _, id)| id.is_none_or(|id| seen.insert(id)))
+        .map(|(path, kind, _)| (path, kind))
+        .collect();
     discovered.files.dedup();
     discovered.warnings.sort();
+    discovered.errors.sort();
     Ok(discovered)
 }
 

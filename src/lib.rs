@@ -2,6 +2,7 @@
 //!
 //! The data flows one way: discover -> prefilter -> parse -> model -> rules -> suppress -> report.
 
+pub mod atomic;
 pub mod baseline;
 pub mod cli;
 pub mod commands;
@@ -19,5 +20,6 @@ pub mod runtime;
 pub mod selection;
 pub mod settings;
 pub mod source;
+pub mod spelling;
 pub mod suppress;
 pub mod thread_variables;

@@ -18,6 +18,7 @@ use crate::python;
 use crate::registry::{Family, Rule};
 use crate::settings::Settings;
 use crate::source::SourceFile;
+use crate::spelling;
 use crate::suppress;
 
 /// Files larger than this are reported (CAP001) instead of parsed: a syntax tree takes tens of bytes per
@@ -33,8 +34,9 @@ pub struct Input {
     pub display_name: String,
     /// The kind of file.
     pub kind: FileKind,
-    /// The text, when it was read already (stdin).
-    pub text: Option<String>,
+    /// The bytes, when they were read already (standard input, see [`read_stdin`]): size limit and
+    /// decoding (UTF-8, a BOM, a PEP 263 coding line) apply to them as to a file's.
+    pub contents: Option<Vec<u8>>,
     /// The settings that apply to this file (the nearest configuration).
     pub settings: Arc<Settings>,
 }
@@ -94,6 +96,23 @@ impl WordSearch {
 fn python_prefilter() -> &'static WordSearch {
     static SEARCH: OnceLock<WordSearch> = OnceLock::new();
     SEARCH.get_or_init(|| WordSearch::new(&python::prefilter_words()))
+}
+
+/// The names of the prefilter words that end with a call's `(` (`kubernetes(`), which Python also reads
+/// with blanks before the `(`.
+fn called_names() -> &'static [&'static str] {
+    static NAMES: OnceLock<Vec<&'static str>> = OnceLock::new();
+    NAMES.get_or_init(|| python::prefilter_words().into_iter().filter_map(|word| word.strip_suffix('(')).collect())
+}
+
+/// The prefilter: whether a Python text contains one of the words the rules need, written out or
+/// spelled indirectly (implicit concatenation, escapes, NFKC-folded identifiers, blanks before a
+/// call's `(`: see [`spelling`]). A text for which this is false has no findings, so it is never parsed.
+pub fn may_have_findings(text: &str) -> bool {
+    let search = python_prefilter();
+    search.is_match(text)
+        || called_names().iter().any(|name| spelling::called_after_a_gap(text, name))
+        || spelling::unfolded(text).iter().any(|unfolded| search.is_match(unfolded))
 }
 
 /// Checks every input in parallel, then the manifests together, and merges the results in a
@@ -181,6 +200,16 @@ enum ReadError {
     Io(String),
 }
 
+/// Reads standard input, at most one byte more than [`MAX_FILE_BYTES`]: enough to tell that it is too
+/// large without holding more than a file may take.
+pub fn read_stdin() -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+
+    let mut bytes = Vec::new();
+    std::io::stdin().lock().take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
 /// Reads a regular file: one open (non-blocking, so a FIFO cannot stall the run), one `fstat`, one read.
 fn read(path: &Path) -> Result<Vec<u8>, ReadError> {
     use std::io::Read;
@@ -196,38 +225,42 @@ fn read(path: &Path) -> Result<Vec<u8>, ReadError> {
         return Err(ReadError::TooLarge(metadata.len()));
     }
     let mut bytes = Vec::with_capacity(metadata.len() as usize + 1);
-    file.read_to_end(&mut bytes).map_err(io)?;
-    Ok(bytes)
+    // A file that grows after the `fstat` is still read no further than the limit.
+    (&mut file).take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes).map_err(io)?;
+    within_limit(bytes)
+}
+
+/// `bytes`, unless they are more than [`MAX_FILE_BYTES`]: the limit files and standard input share.
+fn within_limit(bytes: Vec<u8>) -> Result<Vec<u8>, ReadError> {
+    if bytes.len() as u64 > MAX_FILE_BYTES { Err(ReadError::TooLarge(bytes.len() as u64)) } else { Ok(bytes) }
 }
 
 fn check_input_inner(input: Input) -> FileResult {
     let settings = Arc::clone(&input.settings);
     let settings = settings.as_ref();
     let rules = settings.rules_for(&input.path);
-    let bytes = match input.text {
-        Some(text) => text.into_bytes(),
-        None => match read(&input.path) {
-            Ok(bytes) => bytes,
-            Err(ReadError::Io(error)) => return FileResult { errors: vec![error], ..FileResult::default() },
-            Err(ReadError::TooLarge(size)) => {
-                if !rules.contains(Rule::SyntaxError) {
-                    return FileResult::default();
-                }
-                let file = Arc::new(SourceFile::new(input.path, input.display_name, String::new()));
-                let finding = Finding::new(
-                    Rule::SyntaxError,
-                    TextRange::empty(TextSize::from(0)),
-                    format!("file is {} MiB, above the {} MiB capslint analyses", size >> 20, MAX_FILE_BYTES >> 20),
-                )
-                .label("not analysed")
-                .help("generated or data files this large should be excluded (`extend-exclude`)");
-                let severity = settings.severity(Rule::SyntaxError);
-                return FileResult {
-                    diagnostics: vec![Diagnostic { finding, severity, file }],
-                    ..FileResult::default()
-                };
+    let read = match input.contents {
+        Some(bytes) => within_limit(bytes),
+        None => read(&input.path),
+    };
+    let bytes = match read {
+        Ok(bytes) => bytes,
+        Err(ReadError::Io(error)) => return FileResult { errors: vec![error], ..FileResult::default() },
+        Err(ReadError::TooLarge(size)) => {
+            if !rules.contains(Rule::SyntaxError) {
+                return FileResult::default();
             }
-        },
+            let file = Arc::new(SourceFile::new(input.path, input.display_name, String::new()));
+            let finding = Finding::new(
+                Rule::SyntaxError,
+                TextRange::empty(TextSize::from(0)),
+                format!("file is {} MiB, above the {} MiB capslint analyses", size >> 20, MAX_FILE_BYTES >> 20),
+            )
+            .label("not analysed")
+            .help("generated or data files this large should be excluded (`extend-exclude`)");
+            let severity = settings.severity(Rule::SyntaxError);
+            return FileResult { diagnostics: vec![Diagnostic { finding, severity, file }], ..FileResult::default() };
+        }
     };
     let text = match String::from_utf8(bytes) {
         Ok(text) => text,
@@ -311,7 +344,7 @@ fn check_python(
     if !any_python && !any_manifest && !rules.contains(Rule::SyntaxError) {
         return (Vec::new(), Vec::new());
     }
-    if settings.prefilter && !python_prefilter().is_match(file.text()) {
+    if settings.prefilter && !may_have_findings(file.text()) {
         return (Vec::new(), Vec::new());
     }
     let outcome = python::check(file.text(), rules, settings);

@@ -60,6 +60,11 @@ impl SourceFile {
         self.line_index().line_index(offset).get()
     }
 
+    /// How many rows the text has (a text that ends with a line break has an empty last row).
+    pub fn line_count(&self) -> usize {
+        self.line_index().line_count()
+    }
+
     /// The byte range of the given 1-based row, without its line terminator.
     pub fn line_range(&self, row: usize) -> TextRange {
         let index = self.line_index();

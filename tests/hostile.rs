@@ -133,7 +133,7 @@ fn a_file_that_vanishes_before_it_is_read_is_an_error_for_that_file_only() {
         path: dir.path().join("vanished.py"),
         display_name: "vanished.py".into(),
         kind: capslint::discover::FileKind::Python,
-        text: None,
+        contents: None,
         settings: std::sync::Arc::new(
             capslint::settings::Settings::resolve(None, &Default::default(), dir.path()).unwrap(),
         ),
@@ -163,4 +163,74 @@ fn output_is_the_same_whatever_the_thread_count() {
     for threads in ["2", "7"] {
         assert!(one == run(threads), "output differs between 1 and {threads} threads");
     }
+}
+
+/// Runs `capslint check` in `dir` as a user that file permissions apply to: the current one, or
+/// `nobody` through `setpriv` when the tests run as root (root reads a directory of mode 000). `None`
+/// when the machine cannot run it so.
+fn check_unprivileged(dir: &TempDir, args: &[&str]) -> Option<std::process::Output> {
+    let binary = assert_cmd::cargo::cargo_bin("capslint");
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let mut command = if unsafe { libc::geteuid() } == 0 {
+        let mut command = std::process::Command::new("setpriv");
+        command.args(["--reuid=65534", "--regid=65534", "--clear-groups"]).arg(&binary);
+        command
+    } else {
+        std::process::Command::new(&binary)
+    };
+    command.current_dir(dir.path()).env("NO_COLOR", "1").args(["check", "--isolated", "--output-format", "concise"]);
+    command.args(args).output().ok().filter(|output| !String::from_utf8_lossy(&output.stderr).contains("setpriv:"))
+}
+
+#[test]
+fn an_unreadable_directory_is_an_error_not_a_pass() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = dir_with_bad_file();
+    fs::set_permissions(dir.path(), fs::Permissions::from_mode(0o755)).unwrap();
+    fs::set_permissions(dir.path().join("zz_bad.py"), fs::Permissions::from_mode(0o644)).unwrap();
+    let locked = dir.path().join("locked");
+    fs::create_dir(&locked).unwrap();
+    fs::write(locked.join("bad.py"), BAD).unwrap();
+    fs::set_permissions(&locked, fs::Permissions::from_mode(0o000)).unwrap();
+    let Some(probe) = check_unprivileged(&dir, &["zz_bad.py"]).filter(|output| output.status.code() == Some(1)) else {
+        eprintln!("skipped: cannot run capslint as an unprivileged user here");
+        return;
+    };
+    drop(probe);
+    for args in [&[][..], &["."], &["locked", "zz_bad.py"]] {
+        let output = check_unprivileged(&dir, args).unwrap();
+        let (stdout, stderr) = (String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {stdout}{stderr}");
+        assert!(
+            stderr.contains("error: ") && stderr.contains("locked") && stderr.contains("Permission denied"),
+            "{stderr}"
+        );
+        assert!(stdout.contains("zz_bad.py:3:10: CAP101") && !stdout.contains("All checks passed"), "{stdout}");
+    }
+    fs::set_permissions(&locked, fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+#[test]
+fn a_path_too_long_to_open_is_an_error_not_a_pass() {
+    let dir = dir_with_bad_file();
+    // A chain of directories longer than PATH_MAX, built from the inside out with short paths only.
+    let component = "d".repeat(250);
+    fs::create_dir(dir.path().join("deep")).unwrap();
+    fs::write(dir.path().join("deep/bad.py"), BAD).unwrap();
+    for _ in 0..20 {
+        fs::create_dir(dir.path().join("next")).unwrap();
+        fs::rename(dir.path().join("deep"), dir.path().join("next").join(&component)).unwrap();
+        fs::rename(dir.path().join("next"), dir.path().join("deep")).unwrap();
+    }
+    let relative: std::path::PathBuf =
+        std::iter::once("deep").chain(std::iter::repeat_n(component.as_str(), 20)).collect();
+    // Reached by the walk: the directory that cannot be opened fails the run, the rest is checked.
+    check(&dir)
+        .assert()
+        .code(2)
+        .stdout(other_file_checked())
+        .stdout(predicate::str::contains("All checks passed").not())
+        .stderr(predicate::str::contains("File name too long"));
+    // Named on the command line: an error with the system's reason.
+    check(&dir).arg(relative.join("bad.py")).assert().code(2).stderr(predicate::str::contains("File name too long"));
 }

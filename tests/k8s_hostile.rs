@@ -129,3 +129,41 @@ fn a_multi_line_quoted_key_does_not_break_the_guard() {
         }
     }
 }
+
+/// `text` with its line breaks written as a lone carriage return, which YAML reads as a line break too.
+fn cr_only(text: &str) -> String {
+    text.replace('\n', "\r")
+}
+
+#[test]
+fn lone_carriage_returns_do_not_hide_hostile_input_from_the_guard() {
+    // A comment line would otherwise hide the rest of the file from the guard: the whole file is one
+    // line to a scan that splits on `\n` alone.
+    let items = vec!["x"; 100_000].join(", ");
+    let anchors: String = (0..200).map(|index| format!("&a{index} [")).collect();
+    let text = format!("{HEADER}# nested anchors\ndata: {anchors}[{items}]{}\n", "]".repeat(200));
+    assert_eq!(check("anchors.yaml", &cr_only(&text)), vec![(6, "CAP001".to_string())]);
+    let found = check("keys.yaml", &cr_only(&format!("{HEADER}# keys\n{}", key_bomb())));
+    assert_eq!(found, vec![(8, "CAP001".to_string())]);
+    let deep = format!(
+        "{HEADER}data: |\n  text\n{}",
+        (0..3_000).map(|level| format!("{}k:\n", " ".repeat(level))).collect::<String>()
+    );
+    let found = check("deep.yaml", &cr_only(&deep));
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].1, "CAP001");
+}
+
+#[test]
+fn a_manifest_with_lone_carriage_returns_is_checked_like_any_other() {
+    let pod = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  - name: app\n    image: x\n";
+    let duplicate = pod.replace("  name: p\n", "  name: p\n  name: q\n");
+    let found = check("duplicate.yaml", &cr_only(&duplicate));
+    assert_eq!(found, vec![(5, "CAP001".to_string())]);
+    let diagnostics = lint_text("pod.yaml", &cr_only(pod), &settings(&Overrides::default()));
+    let cap201 = diagnostics.iter().find(|diagnostic| diagnostic.rule().code() == "CAP201").expect("CAP201");
+    let start = cap201.start();
+    assert_eq!((start.row, start.column), (7, 11));
+    let report = render_full(std::slice::from_ref(cap201));
+    assert!(report.contains("[pod.yaml:7:11]") && report.contains(" 7 │   - name: app\n"), "{report}");
+}

@@ -79,7 +79,7 @@ proptest! {
         let kind = FileKind::of(path).unwrap();
         let settings = Arc::new(settings(&Overrides { strict: true, select: Some(vec!["ALL".into()]), ..Overrides::default() }));
         let text = String::from_utf8_lossy(&mutated).into_owned();
-        let input = Input { path: path.clone(), display_name: path.display().to_string(), kind, text: Some(text), settings };
+        let input = Input { path: path.clone(), display_name: path.display().to_string(), kind, contents: Some(text.into_bytes()), settings };
         for diagnostic in check_inputs(vec![input]).diagnostics {
             prop_assert!(!diagnostic.finding.message.starts_with("internal error"), "{}: {}", path.display(), diagnostic.finding.message);
             let text = diagnostic.file.text();

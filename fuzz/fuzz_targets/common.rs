@@ -18,7 +18,7 @@ fn settings() -> Arc<Settings> {
 
 pub fn lint(data: &[u8], name: &str, kind: FileKind) {
     let text = String::from_utf8_lossy(data).into_owned();
-    let input = Input { path: PathBuf::from(name), display_name: name.to_string(), kind, text: Some(text), settings: settings() };
+    let input = Input { path: PathBuf::from(name), display_name: name.to_string(), kind, contents: Some(text.into()), settings: settings() };
     for diagnostic in check_inputs(vec![input]).diagnostics {
         assert!(
             !diagnostic.finding.message.starts_with("internal error"),

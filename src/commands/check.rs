@@ -1,6 +1,6 @@
 //! `capslint check`: discover, check in parallel, report, and map the outcome to an exit code.
 
-use std::io::{IsTerminal, Read, Write};
+use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -10,6 +10,7 @@ use crate::diagnostic::Diagnostic;
 use crate::discover::{self, FileKind};
 use crate::lint::{self, Input};
 use crate::registry::{Rule, Severity};
+use crate::report::terminal::escape_name;
 use crate::report::{self, OutputFormat, ReportContext, Style, statistics};
 use crate::settings::{ConfigSource, Overrides, SettingsResolver};
 
@@ -106,17 +107,21 @@ pub fn output_format(args: &CheckArgs) -> OutputFormat {
     })
 }
 
-/// The files (and standard input) to check, each with the settings that apply to it.
-fn inputs(args: &CheckArgs, resolver: &SettingsResolver, cwd: &Path) -> Result<Vec<Input>, ExitCode> {
+/// The files (and standard input) to check, each with the settings that apply to it, and the paths that
+/// could not be read (directories that cannot be listed).
+fn inputs(args: &CheckArgs, resolver: &SettingsResolver, cwd: &Path) -> Result<(Vec<Input>, Vec<String>), ExitCode> {
     let mut inputs = Vec::new();
+    let mut errors = Vec::new();
     let (stdin_paths, file_paths): (Vec<PathBuf>, Vec<PathBuf>) =
         args.paths.iter().cloned().partition(|path| path.as_os_str() == "-");
     if !stdin_paths.is_empty() {
-        let mut text = String::new();
-        if let Err(error) = std::io::stdin().read_to_string(&mut text) {
-            eprintln!("error: cannot read standard input: {error}");
-            return Err(ExitCode::from(2));
-        }
+        let contents = match lint::read_stdin() {
+            Ok(contents) => contents,
+            Err(error) => {
+                eprintln!("error: cannot read standard input: {error}");
+                return Err(ExitCode::from(2));
+            }
+        };
         let name = args.stdin_filename.clone().unwrap_or_else(|| PathBuf::from("-"));
         let kind = FileKind::of(&name).unwrap_or(FileKind::Python);
         let settings = match &args.stdin_filename {
@@ -130,18 +135,19 @@ fn inputs(args: &CheckArgs, resolver: &SettingsResolver, cwd: &Path) -> Result<V
             display_name: discover::display_name(&name, cwd),
             path: name,
             kind,
-            text: Some(text),
+            contents: Some(contents),
             settings,
         });
     }
     if !file_paths.is_empty() {
         let discovered = discover::discover(&file_paths, resolver, args.force_exclude).map_err(|error| {
-            eprintln!("error: {error}");
+            eprintln!("error: {}", escape_name(&error.to_string()));
             ExitCode::from(2)
         })?;
         for warning in &discovered.warnings {
-            eprintln!("warning: {warning}");
+            eprintln!("warning: {}", escape_name(warning));
         }
+        errors = discovered.errors;
         if let Some(error) = discovered.config_errors.first() {
             eprint!("{}", render_error(error));
             return Err(ExitCode::from(2));
@@ -151,21 +157,24 @@ fn inputs(args: &CheckArgs, resolver: &SettingsResolver, cwd: &Path) -> Result<V
                 eprint!("{}", render_error(&error));
                 ExitCode::from(2)
             })?;
-            inputs.push(Input { display_name: discover::display_name(&path, cwd), path, kind, text: None, settings });
+            inputs.push(Input {
+                display_name: discover::display_name(&path, cwd),
+                path,
+                kind,
+                contents: None,
+                settings,
+            });
         }
     }
-    Ok(inputs)
+    Ok((inputs, errors))
 }
 
-/// Writes the report to `--output-file` (creating its directory) or to standard output.
+/// Writes the report to `--output-file` (creating its directory; the file is replaced whole or not at
+/// all) or to standard output.
 fn emit(out: &str, output_file: Option<&Path>) -> Result<(), String> {
     match output_file {
-        Some(path) => {
-            if let Some(parent) = path.parent().filter(|parent| !parent.as_os_str().is_empty()) {
-                std::fs::create_dir_all(parent).map_err(|error| format!("{}: {error}", parent.display()))?;
-            }
-            std::fs::write(path, out).map_err(|error| format!("cannot write {}: {error}", path.display()))
-        }
+        Some(path) => crate::atomic::write(path, out.as_bytes())
+            .map_err(|error| format!("cannot write {}: {error}", path.display())),
         None => {
             let mut lock = std::io::stdout().lock();
             match lock.write_all(out.as_bytes()).and_then(|()| lock.flush()) {
@@ -244,8 +253,8 @@ pub fn run(args: &CheckArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let inputs = match inputs(args, &resolver, &cwd) {
-        Ok(inputs) => inputs,
+    let (inputs, unread) = match inputs(args, &resolver, &cwd) {
+        Ok(found) => found,
         Err(code) => return code,
     };
     let checked: Vec<Checked> = inputs
@@ -257,12 +266,14 @@ pub fn run(args: &CheckArgs) -> ExitCode {
         })
         .collect();
 
-    let run = lint::check_inputs(inputs);
+    let mut run = lint::check_inputs(inputs);
+    run.errors.extend(unread);
+    run.errors.sort();
     for notice in &run.notices {
-        eprintln!("note: {notice}");
+        eprintln!("note: {}", escape_name(notice));
     }
     for error in &run.errors {
-        eprintln!("error: {error}");
+        eprintln!("error: {}", escape_name(error));
     }
     if let Some(path) = &args.write_baseline {
         return write_baseline(&run, path, &cwd);
@@ -273,7 +284,7 @@ pub fn run(args: &CheckArgs) -> ExitCode {
     };
     let out = report_text(args, &diagnostics, run.files_checked, cwd);
     if let Err(error) = emit(&out, args.output_file.as_deref()) {
-        eprintln!("error: {error}");
+        eprintln!("error: {}", escape_name(&error));
         return ExitCode::from(2);
     }
     if !run.errors.is_empty() {

@@ -64,10 +64,11 @@ pub fn may_contain_objects(text: &str) -> bool {
 }
 
 /// Whether a text that does not parse is meant to be a manifest: it has `apiVersion:` and `kind:` keys at
-/// the start of a line (after indentation or a list dash).
+/// the start of a line (after indentation or a list dash). Lines end where YAML's do: at `\n`, `\r\n`
+/// or a lone `\r`.
 pub fn looks_like_manifest(text: &str) -> bool {
     let starts = |key: &str| {
-        text.lines().any(|line| {
+        text.split(['\n', '\r']).any(|line| {
             let line = line.trim_start();
             let line = line.strip_prefix("- ").map_or(line, str::trim_start);
             line.starts_with(key)

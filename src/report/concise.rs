@@ -1,7 +1,9 @@
-//! `path:row:col: CODE message`, one line per finding.
+//! `path:row:col: CODE message`, one line per finding: control characters in the path or the message
+//! are escaped, so each finding stays one line and nothing reaches the terminal raw.
 
 use std::fmt::Write;
 
+use super::terminal::escape_name;
 use crate::diagnostic::Diagnostic;
 
 /// Renders one line per diagnostic.
@@ -12,11 +14,11 @@ pub fn render(diagnostics: &[Diagnostic]) -> String {
         let _ = writeln!(
             out,
             "{}:{}:{}: {} {}",
-            diagnostic.file.display_name(),
+            escape_name(diagnostic.file.display_name()),
             start.row,
             start.column,
             diagnostic.rule().code(),
-            diagnostic.finding.message
+            escape_name(&diagnostic.finding.message)
         );
     }
     out

@@ -1,67 +1,47 @@
 //! The graphical report, rendered by miette with an explicitly built handler (theme, width, links as
 //! text) so the output is the same in a terminal, a pipe and a snapshot. Locations in other files
-//! (`Finding::related`) are rendered as related diagnostics, each with its own source.
+//! (`Finding::related`) are rendered as related diagnostics, each with its own source. miette reads each
+//! file through an [`Excerpt`]: only the rows the report shows, so rendering is linear in the number of
+//! findings, and long rows are cut around the span. File names, messages and source text are made inert
+//! for the terminal.
 
+use std::borrow::Cow;
 use std::fmt;
 
-use miette::{
-    GraphicalReportHandler, GraphicalTheme, LabeledSpan, MietteError, MietteSpanContents, SourceCode, SourceSpan,
-    SpanContents,
-};
-use ruff_text_size::TextRange;
-
-use crate::diagnostic::Diagnostic;
-use crate::registry::Severity;
+use miette::{GraphicalReportHandler, GraphicalTheme, LabeledSpan, SourceCode};
+use rayon::prelude::*;
 
 use super::Style;
-
-/// A file's text with the name miette shows in the `╭─[name:row:col]` header.
-struct NamedText<'a> {
-    name: &'a str,
-    text: &'a str,
-}
-
-impl SourceCode for NamedText<'_> {
-    fn read_span<'a>(
-        &'a self,
-        span: &SourceSpan,
-        context_lines_before: usize,
-        context_lines_after: usize,
-    ) -> Result<Box<dyn SpanContents<'a> + 'a>, MietteError> {
-        let contents = self.text.read_span(span, context_lines_before, context_lines_after)?;
-        Ok(Box::new(MietteSpanContents::new_named(
-            self.name.to_string(),
-            contents.data(),
-            *contents.span(),
-            contents.line(),
-            contents.column(),
-            contents.line_count(),
-        )))
-    }
-}
+use super::excerpt::{CONTEXT_LINES, Excerpt};
+use super::terminal;
+use crate::diagnostic::Diagnostic;
+use crate::registry::Severity;
 
 /// One diagnostic seen through miette's eyes.
 struct MietteView<'a> {
     diagnostic: &'a Diagnostic,
-    source: NamedText<'a>,
+    message: Cow<'a, str>,
+    help: Option<Cow<'a, str>>,
+    source: Excerpt<'a>,
     related: Vec<RelatedView<'a>>,
 }
 
 /// A location in another file that contributes to a diagnostic.
 struct RelatedView<'a> {
     related: &'a crate::diagnostic::Related,
-    source: NamedText<'a>,
+    text: Cow<'a, str>,
+    source: Excerpt<'a>,
 }
 
 impl fmt::Debug for RelatedView<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.related.text)
+        f.write_str(&self.text)
     }
 }
 
 impl fmt::Display for RelatedView<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.related.text)
+        f.write_str(&self.text)
     }
 }
 
@@ -77,28 +57,24 @@ impl miette::Diagnostic for RelatedView<'_> {
     }
 
     fn labels(&self) -> Option<Box<dyn Iterator<Item = LabeledSpan> + '_>> {
-        let label = LabeledSpan::new_primary_with_span(Some("here".to_string()), span(self.related.range));
+        let label = LabeledSpan::new_primary_with_span(Some("here".to_string()), self.source.span(self.related.range));
         Some(Box::new(std::iter::once(label)))
     }
 }
 
 impl fmt::Debug for MietteView<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.diagnostic.finding.message)
+        f.write_str(&self.message)
     }
 }
 
 impl fmt::Display for MietteView<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.diagnostic.finding.message)
+        f.write_str(&self.message)
     }
 }
 
 impl std::error::Error for MietteView<'_> {}
-
-fn span(range: TextRange) -> SourceSpan {
-    SourceSpan::new(usize::from(range.start()).into(), usize::from(range.len()))
-}
 
 impl miette::Diagnostic for MietteView<'_> {
     fn code<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {
@@ -113,7 +89,7 @@ impl miette::Diagnostic for MietteView<'_> {
     }
 
     fn help<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {
-        self.diagnostic.finding.help.as_ref().map(|help| Box::new(help) as Box<dyn fmt::Display>)
+        self.help.as_ref().map(|help| Box::new(help) as Box<dyn fmt::Display>)
     }
 
     fn url<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {
@@ -126,12 +102,14 @@ impl miette::Diagnostic for MietteView<'_> {
 
     fn labels(&self) -> Option<Box<dyn Iterator<Item = LabeledSpan> + '_>> {
         let finding = &self.diagnostic.finding;
-        let label = (!finding.label.is_empty()).then(|| finding.label.clone());
-        let primary = LabeledSpan::new_primary_with_span(label, span(finding.range));
-        let secondary = finding
-            .secondary
-            .iter()
-            .map(|label| LabeledSpan::new_with_span(Some(label.text.clone()), span(label.range)));
+        let label = (!finding.label.is_empty()).then(|| terminal::escape_name(&finding.label).into_owned());
+        let primary = LabeledSpan::new_primary_with_span(label, self.source.span(finding.range));
+        let secondary = finding.secondary.iter().map(|label| {
+            LabeledSpan::new_with_span(
+                Some(terminal::escape_name(&label.text).into_owned()),
+                self.source.span(label.range),
+            )
+        });
         Some(Box::new(std::iter::once(primary).chain(secondary)))
     }
 
@@ -143,30 +121,48 @@ impl miette::Diagnostic for MietteView<'_> {
     }
 }
 
+/// The diagnostic with every file it shows cut to an excerpt.
+fn view(diagnostic: &Diagnostic) -> MietteView<'_> {
+    let finding = &diagnostic.finding;
+    let ranges: Vec<_> =
+        std::iter::once(finding.range).chain(finding.secondary.iter().map(|label| label.range)).collect();
+    let related = finding
+        .related
+        .iter()
+        .map(|related| RelatedView {
+            related,
+            text: terminal::escape_text(&related.text),
+            source: Excerpt::new(&related.file, related.file.display_name(), &[related.range]),
+        })
+        .collect();
+    MietteView {
+        diagnostic,
+        message: terminal::escape_text(&finding.message),
+        help: finding.help.as_deref().map(terminal::escape_text),
+        source: Excerpt::new(&diagnostic.file, diagnostic.file.display_name(), &ranges),
+        related,
+    }
+}
+
 /// Renders every diagnostic, separated by blank lines.
 pub fn render(diagnostics: &[Diagnostic], style: Style) -> String {
     let theme = if style.color { GraphicalTheme::unicode() } else { GraphicalTheme::unicode_nocolor() };
-    let handler = GraphicalReportHandler::new_themed(theme).with_links(false).with_width(style.width);
-    let mut out = String::new();
-    for diagnostic in diagnostics {
-        let related = diagnostic
-            .finding
-            .related
-            .iter()
-            .map(|related| RelatedView {
-                related,
-                source: NamedText { name: related.file.display_name(), text: related.file.text() },
-            })
-            .collect();
-        let view = MietteView {
-            diagnostic,
-            source: NamedText { name: diagnostic.file.display_name(), text: diagnostic.file.text() },
-            related,
-        };
-        if handler.render_report(&mut out, &view).is_err() {
-            out.push_str(&format!("{}: {}\n", diagnostic.rule().code(), diagnostic.finding.message));
-        }
-        out.push('\n');
-    }
-    out
+    let handler = GraphicalReportHandler::new_themed(theme)
+        .with_links(false)
+        .with_width(style.width)
+        .with_context_lines(CONTEXT_LINES);
+    // Each report is independent: render them in parallel, then join them in order.
+    let reports: Vec<String> = diagnostics
+        .par_iter()
+        .map(|diagnostic| {
+            let view = view(diagnostic);
+            let mut out = String::new();
+            if handler.render_report(&mut out, &view).is_err() {
+                out = format!("{}: {}\n", diagnostic.rule().code(), view.message);
+            }
+            out.push('\n');
+            out
+        })
+        .collect();
+    reports.concat()
 }

@@ -4,11 +4,13 @@
 //! The grammar is `::LEVEL key=value,key=value::DATA`. In DATA, `%`, `\r` and `\n` are percent-escaped; in
 //! a property value, `:` and `,` are too. `col` and `endColumn` are given only when the finding starts and
 //! ends on the same line, as GitHub ignores the annotation's columns otherwise. The message repeats
-//! `path:row:col: CODE` because the log shows only the data, not the properties.
+//! `path:row:col: CODE` because the log shows only the data, not the properties. Control characters in
+//! paths and messages are escaped first, so none reaches the log raw.
 
 use std::fmt::Write;
 
 use super::ReportContext;
+use super::terminal::escape_name;
 use crate::diagnostic::Diagnostic;
 use crate::paths::project_path;
 use crate::registry::Severity;
@@ -40,7 +42,8 @@ fn inclusive_end(diagnostic: &Diagnostic) -> Location {
 pub fn render(diagnostics: &[Diagnostic], context: &ReportContext) -> String {
     let mut out = String::new();
     for diagnostic in diagnostics {
-        let path = project_path(&diagnostic.file, &context.cwd, context.github_workspace.as_deref());
+        let path = escape_name(&project_path(&diagnostic.file, &context.cwd, context.github_workspace.as_deref()))
+            .into_owned();
         let (start, end) = (diagnostic.start(), inclusive_end(diagnostic));
         let rule = diagnostic.rule();
         let level = match diagnostic.severity {
@@ -54,9 +57,10 @@ pub fn render(diagnostics: &[Diagnostic], context: &ReportContext) -> String {
             let _ = write!(properties, ",endLine={}", end.row);
         }
         let _ = write!(properties, ",title={}", escape_property(&format!("{} {}", rule.code(), rule.name())));
-        let mut data = format!("{path}:{}:{}: {} {}", start.row, start.column, rule.code(), diagnostic.finding.message);
+        let message = escape_name(&diagnostic.finding.message);
+        let mut data = format!("{path}:{}:{}: {} {message}", start.row, start.column, rule.code());
         if let Some(help) = &diagnostic.finding.help {
-            let _ = write!(data, "\nhelp: {help}");
+            let _ = write!(data, "\nhelp: {}", escape_name(help));
         }
         let _ = writeln!(out, "::{level} {properties}::{}", escape_data(&data));
     }

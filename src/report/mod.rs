@@ -1,6 +1,7 @@
 //! Report formats, all rendered from the same diagnostics: one module per format.
 
 mod concise;
+mod excerpt;
 mod full;
 mod github;
 mod gitlab;
@@ -9,6 +10,7 @@ mod json_lines;
 mod junit;
 mod sarif;
 pub mod statistics;
+pub mod terminal;
 
 use std::path::PathBuf;
 

@@ -29,7 +29,7 @@ pub fn lint_text(name: &str, text: &str, settings: &Settings) -> Vec<Diagnostic>
         path,
         display_name: name.to_string(),
         kind,
-        text: Some(text.to_string()),
+        contents: Some(text.as_bytes().to_vec()),
         settings: std::sync::Arc::new(settings.clone()),
     };
     lint::check_inputs(vec![input]).diagnostics
@@ -51,7 +51,7 @@ pub fn lint_together(relative: &[PathBuf]) -> Vec<Diagnostic> {
             path: path.clone(),
             display_name: path.to_string_lossy().into_owned(),
             kind: FileKind::of(path).expect("a known file kind"),
-            text: None,
+            contents: None,
             settings: resolver.for_path(path).expect("valid configuration"),
         })
         .collect();

@@ -20,6 +20,8 @@
 //! could let a deep one through. Quoted scalars, comments and block scalar bodies are skipped, because
 //! brackets in them are text.
 
+use std::borrow::Cow;
+
 /// The deepest nesting accepted (estimated as an upper bound of the real depth).
 pub const MAX_DEPTH: usize = 512;
 
@@ -48,7 +50,24 @@ pub struct Refused {
 /// Scans `text` and refuses it when it nests deeper than [`MAX_DEPTH`] or combines aliases with
 /// non-scalar mapping keys.
 pub fn screen(text: &str) -> Result<(), Refused> {
-    Scanner::new(text.as_bytes()).run()
+    Scanner::new(&line_breaks_as_newlines(text.as_bytes())).run()
+}
+
+/// `bytes` with every lone `\r` replaced by `\n`. saphyr breaks lines at `\n`, `\r\n` and a lone `\r`
+/// (and at nothing else: not at U+0085 or U+2028), while the scan splits lines at `\n` and reads `\r` as
+/// a blank; without this, a file whose lines end with `\r` alone would be one long line to the scan,
+/// with everything after a comment or a block scalar indicator unseen. The length is kept, so offsets
+/// hold.
+fn line_breaks_as_newlines(bytes: &[u8]) -> Cow<'_, [u8]> {
+    let lone = |at: &usize| bytes.get(at + 1) != Some(&b'\n');
+    if !memchr::memchr_iter(b'\r', bytes).any(|at| lone(&at)) {
+        return Cow::Borrowed(bytes);
+    }
+    let mut normalized = bytes.to_vec();
+    for at in memchr::memchr_iter(b'\r', bytes).filter(lone) {
+        normalized[at] = b'\n';
+    }
+    Cow::Owned(normalized)
 }
 
 struct Scanner<'a> {
@@ -474,6 +493,17 @@ mod tests {
         let many_small: String =
             (0..10_000).map(|i| format!("e{i}: &e{i}\n- {{name: A, value: \"1\"}}\nu{i}: *e{i}\n")).collect();
         assert!(!refused(&many_small));
+    }
+
+    #[test]
+    fn lone_carriage_returns_break_lines_as_for_the_parser() {
+        assert_eq!(&*line_breaks_as_newlines(b"a\rb\r\nc\r"), b"a\nb\r\nc\n");
+        // After a comment or a block scalar indicator, the next line is seen again.
+        let bomb = format!("# note\r{}", "[".repeat(600));
+        assert!(refused(&bomb));
+        let block: String = (0..600).map(|level| format!("{}k:\r", " ".repeat(level))).collect();
+        assert!(refused(&format!("a: |\r  text\r{block}")));
+        assert!(!refused("a: |\r  [[[[[\rb: 1\r"));
     }
 
     #[test]
