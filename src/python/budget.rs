@@ -10,10 +10,14 @@ use crate::diagnostic::Finding;
 use crate::registry::Rule;
 
 /// The units every file gets, however small.
-const BASE_STEPS: u64 = 4_000_000;
+const BASE_STEPS: u64 = 1_000_000;
 
-/// The units added per byte of source: real code spends well under one per byte.
-const STEPS_PER_BYTE: u64 = 16;
+/// The units added per byte of source. Real code spends about 0.05 per byte (the fixtures, and 45 MB of
+/// generated functions with a finding each), so this leaves a margin of forty.
+const STEPS_PER_BYTE: u64 = 2;
+
+/// The most units any file gets: about five seconds of the costliest steps (memoised dict copies).
+const MAX_STEPS: u64 = 32_000_000;
 
 /// A countdown of work units, shared by everything that resolves values in one file.
 #[derive(Debug)]
@@ -26,7 +30,7 @@ pub struct Budget {
 impl Budget {
     /// The budget of a file of `len` bytes.
     pub fn for_source(len: usize) -> Self {
-        Self::with_limit(BASE_STEPS.saturating_add(STEPS_PER_BYTE.saturating_mul(len as u64)))
+        Self::with_limit(BASE_STEPS.saturating_add(STEPS_PER_BYTE.saturating_mul(len as u64)).min(MAX_STEPS))
     }
 
     /// A budget of exactly `limit` units.

@@ -20,6 +20,9 @@ const MAX_DEPTH: u32 = 24;
 /// How many alternative definitions of one name are followed before the value counts as unknown.
 pub const MAX_ALTERNATIVES: usize = 16;
 
+/// What one memoised result costs of the budget (it is kept until the file is done).
+const MEMO_STEPS: u64 = 4;
+
 /// The memo tag of a result that no depth limit cut short: valid at any depth.
 const COMPLETE: u32 = u32::MAX;
 
@@ -249,6 +252,10 @@ impl<'m, 'a> Resolver<'m, 'a> {
         }
         let before = self.truncations.get();
         let result = compute();
+        // What the memo holds is paid for too, so the budget bounds memory as well as time.
+        if !self.spend(MEMO_STEPS, key.2) {
+            return result;
+        }
         let tag = if self.truncations.get() == before { COMPLETE } else { depth };
         memo.borrow_mut().insert((address, scope, offset, tag), result.clone());
         result
