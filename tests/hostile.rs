@@ -254,9 +254,10 @@ fn work_beyond_the_budget_is_cap003_for_that_file_only() {
     check(&dir)
         .assert()
         .code(1)
-        .stdout(predicate::str::contains("mutations.py:").and(predicate::str::contains(
-            "CAP003 resolving values took more than this file's budget",
-        )))
+        .stdout(
+            predicate::str::contains("mutations.py:")
+                .and(predicate::str::contains("CAP003 resolving values took more than this file's budget")),
+        )
         .stdout(predicate::str::contains("mutations.py:2:").not())
         .stdout(other_file_checked());
 }
