@@ -98,6 +98,9 @@ rules! {
     /// An inline suppression that suppresses nothing.
     (UnusedSuppression, "CAP002", "unused-suppression", Meta, Warning, true,
         "A suppression comment or baseline entry matches no finding"),
+    /// A file whose analysis would exceed the per-file work budget.
+    (AnalysisBudgetExceeded, "CAP003", "analysis-budget-exceeded", Meta, Error, true,
+        "A file whose analysis exceeded the per-file work budget (nesting, size or resolution steps)"),
     /// `n_jobs=-1` and friends.
     (NJobsAllCores, "CAP101", "n-jobs-all-cores", Python, Error, true,
         "A parallelism argument that means \"all cores\" (`n_jobs=-1`, XGBoost/LightGBM `<= 0`, `parallel_backend()` without `n_jobs`)"),

@@ -234,3 +234,176 @@ fn a_path_too_long_to_open_is_an_error_not_a_pass() {
     // Named on the command line: an error with the system's reason.
     check(&dir).arg(relative.join("bad.py")).assert().code(2).stderr(predicate::str::contains("File name too long"));
 }
+
+/// Lints `text` as `name` through the library, on rayon's default pool (threads with small stacks: the
+/// analysis must bring its own), and returns the codes found.
+fn lint_codes(name: &str, text: String) -> Vec<String> {
+    let input = capslint::lint::Input {
+        path: name.into(),
+        display_name: name.into(),
+        kind: capslint::discover::FileKind::Python,
+        contents: Some(text.into_bytes()),
+        settings: std::sync::Arc::new(
+            capslint::settings::Settings::resolve(None, &Default::default(), std::path::Path::new(".")).unwrap(),
+        ),
+    };
+    let run = capslint::lint::check_inputs(vec![input]);
+    assert!(run.errors.is_empty(), "{:?}", run.errors);
+    run.diagnostics
+        .iter()
+        .map(|diagnostic| {
+            assert!(!diagnostic.finding.message.starts_with("internal error"), "{}", diagnostic.finding.message);
+            diagnostic.rule().code().to_string()
+        })
+        .collect()
+}
+
+const HEADER: &str = "import os\nfrom multiprocessing import Pool\n";
+
+#[test]
+fn definitions_used_many_times_resolve_once() {
+    // Each level uses the previous one four times: 4^40 paths without memoisation.
+    for (form, expected) in [
+        ("max({p}, {p}, {p}, {p})", "CAP104"),
+        ("min({p}, {p}, {p}, {p})", "CAP104"),
+        ("{p} + {p}", "CAP104"),
+        ("{p} if {p} else {p}", "CAP104"),
+        ("{p} or {p} or {p}", "CAP104"),
+        ("int({p}) or int({p})", "CAP104"),
+    ] {
+        let mut text = format!("{HEADER}a0 = os.cpu_count()\n");
+        for level in 1..=40 {
+            let previous = format!("a{}", level - 1);
+            text.push_str(&format!("a{level} = {}\n", form.replace("{p}", &previous)));
+        }
+        text.push_str("Pool(a40)\nPool(a5)\n");
+        let codes = lint_codes("chain.py", text);
+        // a40 is beyond the resolution depth; a5 is not, and is node-sized.
+        assert_eq!(codes, [expected], "{form}");
+    }
+}
+
+#[test]
+fn splat_and_mutation_chains_stay_small() {
+    let mut text = String::from("import lightgbm as lgb\np0 = {");
+    text.push_str(&(0..10).map(|key| format!("\"k{key}\": {key}, ")).collect::<String>());
+    text.push_str("}\n");
+    // Ten splats of the level before, six levels: 10^7 entries if each copy were kept.
+    for level in 1..=6 {
+        let splats = vec![format!("**p{}", level - 1); 10].join(", ");
+        text.push_str(&format!("p{level} = {{{splats}}}\n"));
+    }
+    text.push_str("lgb.train(p6, data)\n");
+    assert_eq!(lint_codes("splat.py", text), ["CAP102"]);
+
+    let mut text = String::from("import lightgbm as lgb\nq0 = {'num_threads': 2}\n");
+    for level in 1..=12 {
+        let p = format!("q{}", level - 1);
+        text.push_str(&format!("q{level} = ({p} | {p}) | dict({p}, **{p}) | {p}.copy()\n"));
+    }
+    text.push_str("lgb.train(q12, data)\n");
+    assert_eq!(lint_codes("merge.py", text), Vec::<String>::new());
+
+    // A dict that reads itself at every mutation: each use is resolved once.
+    let mut text = String::from("import lightgbm as lgb\np = {'num_threads': 2}\n");
+    for _ in 0..300 {
+        text.push_str("p = p\np['k'] = 1\np.update(p)\n");
+    }
+    text.push_str("lgb.train(p, data)\n");
+    assert_eq!(lint_codes("mutations.py", text), Vec::<String>::new());
+}
+
+#[test]
+fn work_beyond_the_budget_is_cap003_for_that_file_only() {
+    // Every use of `p` applies every mutation before it: quadratic, and far beyond the budget here.
+    let mut text = String::from("import lightgbm as lgb\np = {'n_jobs': -1}\n");
+    text.push_str(&"p.update(p)\n".repeat(20_000));
+    text.push_str("lgb.train(p, data)\n");
+    let dir = dir_with_bad_file();
+    fs::write(dir.path().join("mutations.py"), text).unwrap();
+    check(&dir)
+        .assert()
+        .code(1)
+        .stdout(
+            predicate::str::contains("mutations.py:")
+                .and(predicate::str::contains("CAP003 resolving values took more than this file's budget")),
+        )
+        .stdout(predicate::str::contains("mutations.py:2:").not())
+        .stdout(other_file_checked());
+}
+
+/// Shapes nested just below the limit are analysed (on rayon's small-stack threads: the analysis grows
+/// its own stack), and just above it are refused before parsing. Dropping the trees must not overflow
+/// either.
+#[test]
+fn deep_nesting_is_analysed_below_the_limit_and_refused_above() {
+    // Each link, its tokens: `1 + ` is two (the literal and the operator), `{1: ` three.
+    let shapes: [(&str, &str, &str, usize); 10] = [
+        ("-", "1", "", 1),
+        ("not ", "1", "", 1),
+        ("1 + ", "1", "", 2),
+        ("a.", "a", "", 2),
+        ("(", "1", ")", 1),
+        ("[", "1", "]", 1),
+        ("f(", "1", ")", 2),
+        ("a[", "1", "]", 2),
+        ("{1: ", "1", "}", 3),
+        ("f'{", "1", "}'", 2),
+    ];
+    for (open, middle, close, tokens) in shapes {
+        for (depth, refused) in [(9_000 / tokens, false), (10_500, true)] {
+            let text = format!("{HEADER}x = {}{middle}{}\nPool()\n", open.repeat(depth), close.repeat(depth));
+            let codes = lint_codes("deep.py", text);
+            let expected: &[&str] = if refused { &["CAP003"] } else { &["CAP104"] };
+            assert_eq!(codes, expected, "{open:?} x {depth}");
+        }
+    }
+    // `lambda: ` counts twice (the keyword and the colon).
+    let lambdas = |depth: usize| format!("{HEADER}x = {}1\nPool()\n", "lambda: ".repeat(depth));
+    assert_eq!(lint_codes("lambdas.py", lambdas(4_500)), ["CAP104"]);
+    assert_eq!(lint_codes("lambdas.py", lambdas(100_000)), ["CAP003"]);
+    // Nested blocks: one level per indentation character.
+    let blocks = |depth: usize| {
+        let mut text = String::from(HEADER);
+        for level in 0..depth {
+            text.push_str(&"\t".repeat(level));
+            text.push_str("if x:\n");
+        }
+        text.push_str(&"\t".repeat(depth));
+        text.push_str("Pool()\n");
+        text
+    };
+    assert_eq!(lint_codes("blocks.py", blocks(2_000)), ["CAP104"]);
+    assert_eq!(lint_codes("blocks.py", blocks(10_100)), ["CAP003"]);
+}
+
+#[test]
+fn refusals_through_the_binary() {
+    let dir = dir_with_bad_file();
+    fs::write(dir.path().join("minus.py"), format!("{HEADER}x = {}1\n", "-".repeat(200_000))).unwrap();
+    fs::write(dir.path().join("ok.py"), format!("{HEADER}x = {}1\n", "-".repeat(5_000))).unwrap();
+    check(&dir)
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains(
+            "minus.py:3:10003: CAP003 code nested deeper than the 10000 levels capslint analyses: the file was not analysed",
+        ))
+        .stdout(predicate::str::contains("ok.py").not())
+        .stdout(other_file_checked());
+}
+
+#[test]
+fn the_cap003_page_example_in_full() {
+    let text = format!("from joblib import Parallel\nx = {}1\n", "- ".repeat(20_000));
+    assert_eq!(lint_codes("example.py", text), ["CAP003"]);
+}
+
+#[test]
+fn many_statements_and_many_findings() {
+    let text = format!("{HEADER}x = 0\n{}Pool(x)\n", "x = x + 1\n".repeat(100_000));
+    assert_eq!(lint_codes("statements.py", text), Vec::<String>::new());
+    let text = format!("from joblib import Parallel\n{}", "Parallel(n_jobs=-1)\n".repeat(50_000));
+    let codes = lint_codes("findings.py", text);
+    assert_eq!(codes.len(), 50_000);
+    assert!(codes.iter().all(|code| code == "CAP101"));
+}

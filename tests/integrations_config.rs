@@ -238,7 +238,10 @@ fn config_prints_the_resolved_settings_and_their_source() {
     let (code, stdout, _) = run(capslint(dir.path()).args(["config", "legacy/old.py"]));
     assert_eq!(code, 0);
     assert!(stdout.starts_with("# Configuration for legacy/old.py\n# Source: capslint.toml\n"), "{stdout}");
-    assert!(stdout.contains("# After per-file-ignores, this file is checked for: CAP001, CAP002, CAP103,"), "{stdout}");
+    assert!(
+        stdout.contains("# After per-file-ignores, this file is checked for: CAP001, CAP002, CAP003, CAP103,"),
+        "{stdout}"
+    );
     let (_, stdout, _) = run(capslint(dir.path()).args(["config", "sub/new.py"]));
     assert!(stdout.contains("# Source: sub/pyproject.toml\n"), "{stdout}");
     let (_, stdout, _) = run(capslint(dir.path()).args(["config", "--isolated"]));
@@ -252,8 +255,8 @@ fn config_prints_the_resolved_settings_and_their_source() {
     assert_eq!(
         select,
         [
-            "CAP001", "CAP002", "CAP101", "CAP103", "CAP104", "CAP105", "CAP106", "CAP107", "CAP108", "CAP201",
-            "CAP202", "CAP203", "CAP204", "CAP205", "CAP206", "CAP208", "CAP209", "CAP210"
+            "CAP001", "CAP002", "CAP003", "CAP101", "CAP103", "CAP104", "CAP105", "CAP106", "CAP107", "CAP108",
+            "CAP201", "CAP202", "CAP203", "CAP204", "CAP205", "CAP206", "CAP208", "CAP209", "CAP210"
         ]
     );
     let annotations = |dir: &Path| run(capslint(dir).args(["check", "--output-format", "github"])).1;

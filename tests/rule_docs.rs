@@ -57,6 +57,12 @@ fn examples_fire_exactly_their_rule() {
             block_after(page, "## Example", language).unwrap_or_else(|| panic!("{} has no bad example", rule.code()));
         let good = block_after(page, "Use instead:", language)
             .unwrap_or_else(|| panic!("{} has no good example", rule.code()));
+        // CAP003's example is too long to print: the page abbreviates its chain of 20,000 minus signs.
+        let bad = if *rule == Rule::AnalysisBudgetExceeded {
+            bad.replace("- - - - - - - - - - ", &"- ".repeat(20_000))
+        } else {
+            bad
+        };
         let bad_codes: Vec<String> =
             lint_text(name, &bad, &settings).iter().map(|d| d.rule().code().to_string()).collect();
         assert!(!bad_codes.is_empty(), "{}: the bad example produces nothing", rule.code());

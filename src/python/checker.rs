@@ -204,7 +204,11 @@ impl<'m, 'a> Checker<'m, 'a> {
         let model = self.resolver.model();
         match model.reaching_bindings(name.id.as_str(), self.scope, call.range().start()) {
             Some((_, bindings)) => {
-                bindings.iter().any(|binding| matches!(binding.kind, BindingKind::Import(_) | BindingKind::Assign(_)))
+                // Resolution follows no more alternatives than this either.
+                bindings
+                    .iter()
+                    .take(super::resolve::MAX_ALTERNATIVES)
+                    .any(|binding| matches!(binding.kind, BindingKind::Import(_) | BindingKind::Assign(_)))
             }
             None => model.has_star_imports(),
         }

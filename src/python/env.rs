@@ -66,7 +66,7 @@ impl<'a> EnvWrite<'a> {
     }
 }
 
-fn names_of(checker: &Checker<'_, '_>, expr: &Expr) -> Option<Vec<String>> {
+fn names_of<'a>(checker: &Checker<'_, 'a>, expr: &'a Expr) -> Option<Vec<String>> {
     match checker.eval(expr).value {
         Value::Str(name) => Some(vec![name]),
         Value::Strings(names) => Some(names),

@@ -2,10 +2,12 @@
 //!
 //! All code that touches ruff's AST lives under this module, so a parser upgrade is one module's diff.
 
+mod budget;
 mod checker;
 mod cli_option;
 mod env;
 pub mod knowledge;
+mod prescan;
 mod resolve;
 mod rules;
 mod semantic;
@@ -91,8 +93,26 @@ fn visit_function_header<'a>(visitor: &mut impl Visitor<'a>, function: &'a ruff_
     }
 }
 
-/// Parses `text` and runs the enabled Python rules.
+/// The stack the analysis of one file needs at most: parsing, the walks of the tree and dropping it all
+/// recurse once per level of nesting, which [`prescan`] bounds by [`prescan::MAX_NESTING`]. The analysis
+/// runs on a stack of at least this size wherever it is called from: a thread with less room left (rayon's
+/// default threads have 2 MiB) gets a new stack segment; the command line's pool threads have 256 MiB
+/// (`cli.rs`) and never need one. `tests/hostile.rs` analyses every deep shape 9,000 levels deep on it, in
+/// a debug build.
+const ANALYSIS_STACK_BYTES: usize = 64 << 20;
+
+/// Parses `text` and runs the enabled Python rules. A file too deep or too large to analyse within the
+/// bounds ([`prescan`]), or whose resolution spends its whole [`budget::Budget`], gets one CAP003 finding
+/// and nothing else.
 pub fn check(text: &str, rules: RuleSet, settings: &Settings) -> PythonOutcome {
+    if let Err(refusal) = prescan::check(text) {
+        let findings = rules.contains(Rule::AnalysisBudgetExceeded).then(|| refusal.finding()).into_iter().collect();
+        return PythonOutcome { findings, ..PythonOutcome::default() };
+    }
+    stacker::maybe_grow(ANALYSIS_STACK_BYTES, ANALYSIS_STACK_BYTES, || analyse(text, rules, settings))
+}
+
+fn analyse(text: &str, rules: RuleSet, settings: &Settings) -> PythonOutcome {
     let parsed = parse_unchecked_source(text, PySourceType::Python);
     let comments = parsed
         .tokens()
@@ -114,16 +134,22 @@ pub fn check(text: &str, rules: RuleSet, settings: &Settings) -> PythonOutcome {
     let module = parsed.syntax();
     let model = semantic::SemanticModel::build(&module.body);
     let caps = settings.cap_names();
-    let resolver = resolve::Resolver::new(&model, &caps);
+    let budget = budget::Budget::for_source(text.len());
+    let resolver = resolve::Resolver::new(&model, &caps, &budget);
     let mut checker = checker::Checker::new(resolver, rules, settings.strict, text);
     checker.visit_body(&module.body);
     let findings = checker.into_findings();
     let wants_templates = rules.iter().any(|rule| rule.family() == crate::registry::Family::Manifest);
-    let pod_templates = if wants_templates && text.contains("pod_template_file") {
-        let resolver = resolve::Resolver::new(&model, &caps);
+    let pod_templates = if wants_templates && text.contains("pod_template_file") && !budget.is_exhausted() {
+        let resolver = resolve::Resolver::new(&model, &caps, &budget);
         rules::kpo::pod_template_calls(&resolver, &module.body)
     } else {
         Vec::new()
     };
+    if budget.is_exhausted() {
+        // A partial analysis would report some findings and miss others: report the file instead.
+        let findings = rules.contains(Rule::AnalysisBudgetExceeded).then(|| budget.finding()).into_iter().collect();
+        return PythonOutcome { findings, comments, pod_templates: Vec::new() };
+    }
     PythonOutcome { findings, comments, pod_templates }
 }

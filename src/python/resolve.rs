@@ -1,8 +1,14 @@
 //! Resolution on top of the semantic model: what a callee is, fully qualified, and what a value
 //! resolves to (constants, dicts and merges, node CPU counts, cap reads), following names a reader would.
 
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+
 use ruff_python_ast::{self as ast, Expr, Number, Operator, UnaryOp};
 use ruff_text_size::{Ranged, TextRange, TextSize};
+use rustc_hash::{FxHashMap, FxHashSet};
+
+use super::budget::Budget;
 
 use super::knowledge::{self, NODE_CPU_COUNT_CALLS, QUOTA_AWARE_CPU_COUNT_CALLS};
 use super::semantic::{Binding, BindingKind, DictMutation, ScopeId, SemanticModel};
@@ -12,7 +18,17 @@ use crate::thread_variables;
 const MAX_DEPTH: u32 = 24;
 
 /// How many alternative definitions of one name are followed before the value counts as unknown.
-const MAX_ALTERNATIVES: usize = 16;
+pub const MAX_ALTERNATIVES: usize = 16;
+
+/// What one memoised result costs of the budget (it is kept until the file is done).
+const MEMO_STEPS: u64 = 4;
+
+/// The memo tag of a result that no depth limit cut short: valid at any depth.
+const COMPLETE: u32 = u32::MAX;
+
+/// What a memoised result is keyed by: the expression (by address: the tree outlives the resolver),
+/// where it is evaluated, and [`COMPLETE`] or the depth it was cut short at.
+type MemoKey = (usize, ScopeId, TextSize, u32);
 
 /// A position in the program: the scope an expression is evaluated in and where.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -64,11 +80,28 @@ impl<'a> DictValue<'a> {
 
     /// The effective entries, one per key, in first-written order of their final value.
     pub fn effective_entries(&self) -> impl Iterator<Item = &DictEntry<'a>> {
-        self.entries
-            .iter()
-            .enumerate()
-            .filter(|(index, entry)| !self.entries[index + 1..].iter().any(|later| later.key == entry.key))
-            .map(|(_, entry)| entry)
+        let last = self.last_writes();
+        self.entries.iter().zip(last).filter_map(|(entry, last)| last.then_some(entry))
+    }
+
+    /// For each entry, whether no later entry writes its key.
+    fn last_writes(&self) -> Vec<bool> {
+        let mut seen = FxHashSet::default();
+        let mut last = vec![false; self.entries.len()];
+        for (index, entry) in self.entries.iter().enumerate().rev() {
+            last[index] = seen.insert(entry.key.as_str());
+        }
+        last
+    }
+
+    /// Drops the entries a later one overrides, so merging copies each key once.
+    fn dedup(&mut self) {
+        let last = self.last_writes();
+        let mut index = 0;
+        self.entries.retain(|_| {
+            index += 1;
+            last[index - 1]
+        });
     }
 }
 
@@ -85,8 +118,8 @@ pub enum Value<'a> {
     Bool(bool),
     /// `None`.
     None,
-    /// A dict.
-    Dict(DictValue<'a>),
+    /// A dict (shared: resolved values are memoised and copied often).
+    Dict(Rc<DictValue<'a>>),
     /// A tuple or list of string literals (e.g. the variables a loop sets).
     Strings(Vec<String>),
     /// Derived from a node-wide CPU count; `call` names the function, `origin` is the call.
@@ -158,15 +191,74 @@ impl CapNames {
 }
 
 /// Answers "what is this callee?" and "what does this value resolve to?" for one module.
+///
+/// The value and the qualified name of each assignment are computed once and memoised, so a name used
+/// many times (`a1 = max(a0, a0)`, `p1 = {**p0, **p0}`) costs its definition once, not once per path to
+/// it. A result that [`MAX_DEPTH`] cut short is memoised for that depth only, so the answers are the same
+/// as without memoisation. Every step spends the file's [`Budget`]; once it is gone, everything resolves
+/// to unknown and the caller reports the file instead of its findings.
 pub struct Resolver<'m, 'a> {
     model: &'m SemanticModel<'a>,
     caps: &'m CapNames,
+    budget: &'m Budget,
+    values: RefCell<FxHashMap<MemoKey, Resolved<'a>>>,
+    names: RefCell<FxHashMap<MemoKey, Option<String>>>,
+    /// How many times a result was cut short (depth limit, budget): a result computed while this did not
+    /// change is complete.
+    truncations: Cell<u64>,
 }
 
 impl<'m, 'a> Resolver<'m, 'a> {
-    /// A resolver over `model` that recognises the given cap names.
-    pub fn new(model: &'m SemanticModel<'a>, caps: &'m CapNames) -> Self {
-        Resolver { model, caps }
+    /// A resolver over `model` that recognises the given cap names and spends `budget`.
+    pub fn new(model: &'m SemanticModel<'a>, caps: &'m CapNames, budget: &'m Budget) -> Self {
+        Resolver {
+            model,
+            caps,
+            budget,
+            values: RefCell::default(),
+            names: RefCell::default(),
+            truncations: Cell::new(0),
+        }
+    }
+
+    /// Spends one step at `offset`; false (and the result counts as cut short) once the budget is gone.
+    fn spend(&self, units: u64, offset: TextSize) -> bool {
+        let ok = self.budget.spend(units, offset);
+        if !ok {
+            self.cut_short();
+        }
+        ok
+    }
+
+    fn cut_short(&self) {
+        self.truncations.set(self.truncations.get() + 1);
+    }
+
+    /// Runs `compute` once per key and depth class (see [`Resolver`]).
+    fn memoised<T: Clone>(
+        &self,
+        memo: &RefCell<FxHashMap<MemoKey, T>>,
+        key: (usize, ScopeId, TextSize),
+        depth: u32,
+        compute: impl FnOnce() -> T,
+    ) -> T {
+        let (address, scope, offset) = key;
+        if let Some(hit) = memo.borrow().get(&(address, scope, offset, COMPLETE)) {
+            return hit.clone();
+        }
+        if let Some(hit) = memo.borrow().get(&(address, scope, offset, depth)) {
+            self.cut_short();
+            return hit.clone();
+        }
+        let before = self.truncations.get();
+        let result = compute();
+        // What the memo holds is paid for too, so the budget bounds memory as well as time.
+        if !self.spend(MEMO_STEPS, key.2) {
+            return result;
+        }
+        let tag = if self.truncations.get() == before { COMPLETE } else { depth };
+        memo.borrow_mut().insert((address, scope, offset, tag), result.clone());
+        result
     }
 
     /// Whether `name` is a configured helper that returns a bound derived from the pod's CPU limit.
@@ -208,6 +300,10 @@ impl<'m, 'a> Resolver<'m, 'a> {
 
     fn raw_qualified_name(&self, expr: &'a Expr, at: At, depth: u32) -> Option<String> {
         if depth > MAX_DEPTH {
+            self.cut_short();
+            return None;
+        }
+        if !self.spend(1, expr.start()) {
             return None;
         }
         match expr {
@@ -247,7 +343,8 @@ impl<'m, 'a> Resolver<'m, 'a> {
             BindingKind::Import(index) => Some(self.model.import_name(index).to_string()),
             BindingKind::Assign(value) => {
                 let at = At { scope, offset: binding.range.start() };
-                self.raw_qualified_name(value, at, depth + 1)
+                let key = (std::ptr::from_ref(value) as usize, scope, at.offset);
+                self.memoised(&self.names, key, depth, || self.raw_qualified_name(value, at, depth + 1))
             }
             _ => None,
         }
@@ -271,6 +368,10 @@ impl<'m, 'a> Resolver<'m, 'a> {
 
     fn eval_depth(&self, expr: &'a Expr, at: At, depth: u32) -> Resolved<'a> {
         if depth > MAX_DEPTH {
+            self.cut_short();
+            return Resolved::of(Value::Unknown(Unknown::Other));
+        }
+        if !self.spend(1, expr.start()) {
             return Resolved::of(Value::Unknown(Unknown::Other));
         }
         let value = match expr {
@@ -316,8 +417,12 @@ impl<'m, 'a> Resolver<'m, 'a> {
                     Resolved::of(Value::Unknown(Unknown::Other))
                 };
             }
-            Expr::Name(name) => return self.eval_name(name, at, depth),
-            Expr::Dict(dict) => Value::Dict(self.eval_dict_literal(dict, at, depth)),
+            Expr::Name(name) => {
+                // Memoised per use: a dict mutation that reads the dict (`p.update(p)`) is such a use.
+                let key = (std::ptr::from_ref(expr) as usize, at.scope, at.offset);
+                return self.memoised(&self.values, key, depth, || self.eval_name(name, at, depth));
+            }
+            Expr::Dict(dict) => Value::Dict(Rc::new(self.eval_dict_literal(dict, at, depth))),
             Expr::Tuple(ast::ExprTuple { elts, .. }) | Expr::List(ast::ExprList { elts, .. }) => {
                 let strings: Option<Vec<String>> = elts
                     .iter()
@@ -359,24 +464,43 @@ impl<'m, 'a> Resolver<'m, 'a> {
         let at = At { scope, offset: binding.range.start() };
         match binding.kind {
             BindingKind::Assign(value) => {
-                let mut resolved = self.eval_depth(value, at, depth + 1);
+                let key = (std::ptr::from_ref(value) as usize, scope, at.offset);
+                let mut resolved = self.memoised(&self.values, key, depth, || {
+                    let mut resolved = self.eval_depth(value, at, depth + 1);
+                    if let Value::Dict(dict) = &mut resolved.value
+                        && dict.origin.is_none()
+                    {
+                        Rc::make_mut(dict).origin = Some(value.range());
+                    }
+                    resolved
+                });
                 if let Value::Dict(dict) = &mut resolved.value {
-                    dict.origin.get_or_insert(value.range());
                     // Mutations between the binding and the use, in the binding's scope.
                     let until = if scope == use_at.scope { use_at.offset } else { TextSize::from(u32::MAX) };
-                    for mutation in self.model.mutations(name, scope, until) {
-                        if mutation.offset <= binding.range.start() {
-                            continue;
+                    let mut mutations = self.model.mutations_between(name, scope, binding.range.start(), until);
+                    if let Some(first) = mutations.next() {
+                        if !self.spend(dict.entries.len() as u64, first.offset) {
+                            return Resolved::of(Value::Unknown(Unknown::Other));
                         }
-                        self.apply_mutation(dict, mutation.kind, At { scope, offset: mutation.offset }, depth);
+                        let dict = Rc::make_mut(dict);
+                        for mutation in std::iter::once(first).chain(mutations) {
+                            if !self.spend(1, mutation.offset) {
+                                return Resolved::of(Value::Unknown(Unknown::Other));
+                            }
+                            self.apply_mutation(dict, mutation.kind, At { scope, offset: mutation.offset }, depth);
+                        }
+                        dict.dedup();
                     }
                 }
                 resolved
             }
-            BindingKind::ForTarget(iterable) => match self.eval_depth(iterable, at, depth + 1).value {
-                strings @ Value::Strings(_) => Resolved::of(strings),
-                _ => Resolved::of(Value::Unknown(Unknown::Other)),
-            },
+            BindingKind::ForTarget(iterable) => {
+                let key = (std::ptr::from_ref(iterable) as usize, scope, at.offset);
+                self.memoised(&self.values, key, depth, || match self.eval_depth(iterable, at, depth + 1).value {
+                    strings @ Value::Strings(_) => Resolved::of(strings),
+                    _ => Resolved::of(Value::Unknown(Unknown::Other)),
+                })
+            }
             BindingKind::Parameter => Resolved::of(Value::Unknown(Unknown::Parameter)),
             _ => Resolved::of(Value::Unknown(Unknown::Other)),
         }
@@ -399,7 +523,7 @@ impl<'m, 'a> Resolver<'m, 'a> {
                     "update" => {
                         for argument in &call.arguments.args {
                             match self.eval_depth(argument, at, depth + 1).value {
-                                Value::Dict(other) => merge(dict, other),
+                                Value::Dict(other) => self.merge(dict, &other, at),
                                 _ => dict.open = true,
                             }
                         }
@@ -432,7 +556,7 @@ impl<'m, 'a> Resolver<'m, 'a> {
                     at,
                 }),
                 None => match self.eval_depth(&keyword.value, at, depth + 1).value {
-                    Value::Dict(other) => merge(dict, other),
+                    Value::Dict(other) => self.merge(dict, &other, at),
                     _ => dict.open = true,
                 },
             }
@@ -453,11 +577,12 @@ impl<'m, 'a> Resolver<'m, 'a> {
                     _ => value.open = true,
                 },
                 None => match self.eval_depth(&item.value, at, depth + 1).value {
-                    Value::Dict(other) => merge(&mut value, other),
+                    Value::Dict(other) => self.merge(&mut value, &other, at),
                     _ => value.open = true,
                 },
             }
         }
+        value.dedup();
         value
     }
 
@@ -554,12 +679,13 @@ impl<'m, 'a> Resolver<'m, 'a> {
                 let mut dict = DictValue::default();
                 for argument in &arguments.args {
                     match self.eval_depth(argument, at, depth + 1).value {
-                        Value::Dict(other) => merge(&mut dict, other),
+                        Value::Dict(other) => self.merge(&mut dict, &other, at),
                         _ => dict.open = true,
                     }
                 }
                 self.add_keywords(&mut dict, &arguments.keywords, at, depth);
-                Value::Dict(dict)
+                dict.dedup();
+                Value::Dict(Rc::new(dict))
             }
             "os.getenv" | "os.environ.get" => {
                 match first.map(|argument| self.eval_depth(argument, at, depth + 1).value) {
@@ -643,9 +769,11 @@ impl<'m, 'a> Resolver<'m, 'a> {
                 int_arithmetic(*a, binary.op, *b).map_or(Value::Unknown(Unknown::Other), Value::Int)
             }
             (Value::Dict(a), Value::Dict(b)) if binary.op == Operator::BitOr => {
-                let mut merged = a.clone();
-                merge(&mut merged, b.clone());
-                Value::Dict(merged)
+                let mut merged = DictValue { entries: Vec::new(), open: a.open, origin: a.origin };
+                self.merge(&mut merged, a, at);
+                self.merge(&mut merged, b, at);
+                merged.dedup();
+                Value::Dict(Rc::new(merged))
             }
             // Arithmetic on a node count stays node-sized (`os.cpu_count() - 1`, `os.cpu_count() // 2`).
             (node @ Value::NodeCpus { .. }, _) | (_, node @ Value::NodeCpus { .. }) => node.clone(),
@@ -658,6 +786,18 @@ impl<'m, 'a> Resolver<'m, 'a> {
     }
 }
 
+impl<'a> Resolver<'_, 'a> {
+    /// Adds the entries of `other` to `into` (later entries win), paying one step per entry copied.
+    fn merge(&self, into: &mut DictValue<'a>, other: &DictValue<'a>, at: At) {
+        into.open |= other.open;
+        if self.spend(other.entries.len() as u64, at.offset) {
+            into.entries.extend(other.entries.iter().cloned());
+        } else {
+            into.open = true;
+        }
+    }
+}
+
 fn int_arithmetic(a: i64, op: Operator, b: i64) -> Option<i64> {
     match op {
         Operator::Add => a.checked_add(b),
@@ -667,11 +807,6 @@ fn int_arithmetic(a: i64, op: Operator, b: i64) -> Option<i64> {
         Operator::Mod if b != 0 => Some(a.rem_euclid(b)),
         _ => None,
     }
-}
-
-fn merge<'a>(into: &mut DictValue<'a>, other: DictValue<'a>) {
-    into.entries.extend(other.entries);
-    into.open |= other.open;
 }
 
 /// Whether two resolved values are the same for the purposes of the rules.

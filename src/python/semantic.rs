@@ -4,7 +4,7 @@
 use ruff_python_ast::visitor::{self, Visitor};
 use ruff_python_ast::{self as ast, Expr, Stmt};
 use ruff_text_size::{Ranged, TextRange, TextSize};
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 /// Index of a scope in the model.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -88,11 +88,20 @@ pub struct ImportEvent {
     pub type_checking: bool,
 }
 
+/// The bindings of one name in one scope, sorted by position.
+#[derive(Debug, Default)]
+struct NameBindings<'a> {
+    bindings: Vec<Binding<'a>>,
+    /// For each binding, the index of the last unconditional binding at or before it (0 if none), so
+    /// the reaching set is found without scanning back over conditional bindings.
+    last_unconditional: Vec<u32>,
+}
+
 #[derive(Debug)]
 struct Scope<'a> {
     kind: ScopeKind,
     parent: Option<ScopeId>,
-    bindings: FxHashMap<&'a str, Vec<Binding<'a>>>,
+    bindings: FxHashMap<&'a str, NameBindings<'a>>,
     mutations: FxHashMap<&'a str, Vec<Mutation<'a>>>,
     star_imports: Vec<String>,
     globals: Vec<&'a str>,
@@ -121,7 +130,7 @@ pub struct SemanticModel<'a> {
     /// Module-level calls of module-level functions: name -> call offsets (for execution order).
     module_calls: FxHashMap<&'a str, Vec<TextSize>>,
     /// Names given a thread count after construction (`m.set_params(n_jobs=2)`, `m.n_jobs = 2`), per scope.
-    thread_configured: Vec<(ScopeId, &'a str)>,
+    thread_configured: FxHashSet<(ScopeId, &'a str)>,
 }
 
 impl<'a> SemanticModel<'a> {
@@ -134,7 +143,7 @@ impl<'a> SemanticModel<'a> {
                 import_names: Vec::new(),
                 imports: Vec::new(),
                 module_calls: FxHashMap::default(),
-                thread_configured: Vec::new(),
+                thread_configured: FxHashSet::default(),
             },
             scope: ScopeId::MODULE,
             conditional: 0,
@@ -142,10 +151,25 @@ impl<'a> SemanticModel<'a> {
         };
         builder.visit_body(body);
         let mut model = builder.model;
-        // Lookups binary-search bindings by position.
+        // Lookups binary-search bindings and mutations by position.
         for scope in &mut model.scopes {
-            for bindings in scope.bindings.values_mut() {
-                bindings.sort_by_key(|binding| binding.range.start());
+            for name in scope.bindings.values_mut() {
+                name.bindings.sort_by_key(|binding| binding.range.start());
+                let mut last = 0;
+                name.last_unconditional = name
+                    .bindings
+                    .iter()
+                    .enumerate()
+                    .map(|(index, binding)| {
+                        if !binding.conditional {
+                            last = index as u32;
+                        }
+                        last
+                    })
+                    .collect();
+            }
+            for mutations in scope.mutations.values_mut() {
+                mutations.sort_by_key(|mutation| mutation.offset);
             }
         }
         model
@@ -184,9 +208,7 @@ impl<'a> SemanticModel<'a> {
     /// Whether the object bound to `name` in `scope` is given a thread count later, through
     /// `name.set_params(n_jobs=...)` or `name.n_jobs = ...`.
     pub fn is_thread_configured(&self, scope: ScopeId, name: &str) -> bool {
-        self.thread_configured
-            .iter()
-            .any(|(configured_scope, configured)| *configured_scope == scope && *configured == name)
+        self.thread_configured.contains(&(scope, name))
     }
 
     /// Whether any scope has a star import (`from module import *`).
@@ -210,7 +232,7 @@ impl<'a> SemanticModel<'a> {
         while let Some(id) = current {
             let data = &self.scopes[id.0 as usize];
             let skip_class = !is_use_scope && data.kind == ScopeKind::Class;
-            if !skip_class && let Some(bindings) = data.bindings.get(name) {
+            if !skip_class && let Some(NameBindings { bindings, last_unconditional }) = data.bindings.get(name) {
                 let visible = if is_use_scope {
                     &bindings[..bindings.partition_point(|binding| binding.range.start() < at)]
                 } else {
@@ -222,7 +244,7 @@ impl<'a> SemanticModel<'a> {
                         return None;
                     }
                 } else {
-                    let start = visible.iter().rposition(|binding| !binding.conditional).unwrap_or(0);
+                    let start = last_unconditional[visible.len() - 1] as usize;
                     return Some((id, &visible[start..]));
                 }
             }
@@ -232,14 +254,19 @@ impl<'a> SemanticModel<'a> {
         None
     }
 
-    /// Mutations of the dict bound to `name` in `scope` that happen before `at`.
-    pub fn mutations(&self, name: &str, scope: ScopeId, at: TextSize) -> impl Iterator<Item = &Mutation<'a>> {
-        self.scopes[scope.0 as usize]
-            .mutations
-            .get(name)
-            .into_iter()
-            .flatten()
-            .filter(move |mutation| mutation.offset < at)
+    /// Mutations of the dict bound to `name` in `scope` that happen after `after` and before `before`, in
+    /// source order.
+    pub fn mutations_between(
+        &self,
+        name: &str,
+        scope: ScopeId,
+        after: TextSize,
+        before: TextSize,
+    ) -> impl Iterator<Item = &Mutation<'a>> {
+        let mutations = self.scopes[scope.0 as usize].mutations.get(name).map_or(&[][..], Vec::as_slice);
+        let start = mutations.partition_point(|mutation| mutation.offset <= after);
+        let end = mutations.partition_point(|mutation| mutation.offset < before).max(start);
+        mutations[start..end].iter()
     }
 
     /// The innermost scope whose node contains `offset`, starting from the module.
@@ -275,7 +302,7 @@ impl<'a> Builder<'a> {
             scope = ScopeId::MODULE;
             conditional = true;
         }
-        self.model.scopes[scope.0 as usize].bindings.entry(name).or_default().push(Binding {
+        self.model.scopes[scope.0 as usize].bindings.entry(name).or_default().bindings.push(Binding {
             range,
             kind,
             conditional,
@@ -426,7 +453,7 @@ impl<'a> Visitor<'a> for Builder<'a> {
                         && let Expr::Name(name) = attribute.value.as_ref()
                         && super::knowledge::is_thread_count_keyword(attribute.attr.as_str())
                     {
-                        self.model.thread_configured.push((self.scope, name.id.as_str()));
+                        self.model.thread_configured.insert((self.scope, name.id.as_str()));
                     }
                     self.visit_expr(target);
                     self.bind_target(target, Some(&assign.value));
@@ -594,7 +621,7 @@ impl<'a> Visitor<'a> for Builder<'a> {
                         keyword.arg.as_ref().is_some_and(|arg| super::knowledge::is_thread_count_keyword(arg.as_str()))
                     })
                 {
-                    self.model.thread_configured.push((self.scope, name.id.as_str()));
+                    self.model.thread_configured.insert((self.scope, name.id.as_str()));
                 }
                 // Module-level calls of module-level functions decide when their bodies run (CAP106).
                 if self.scope == ScopeId::MODULE

@@ -28,7 +28,7 @@ fn is_pod_operator(callee: &str) -> bool {
     callee.strip_prefix("airflow.KubernetesPodOperator.").is_some_and(|class| class.ends_with("PodOperator"))
 }
 
-fn task_id(checker: &Checker<'_, '_>, call: &ast::ExprCall) -> String {
+fn task_id<'a>(checker: &Checker<'_, 'a>, call: &'a ast::ExprCall) -> String {
     match call_argument(call, "task_id", None).map(|expr| checker.eval(expr).value) {
         Some(Value::Str(task_id)) => format!(" `{task_id}`"),
         _ => String::new(),

@@ -21,7 +21,7 @@ enum ThreadCount {
     Unknown,
 }
 
-fn from_dict(dict: &DictValue<'_>, checker: &Checker<'_, '_>) -> ThreadCount {
+fn from_dict<'a>(dict: &DictValue<'a>, checker: &Checker<'_, 'a>) -> ThreadCount {
     match dict.effective_entries().find(|entry| is_thread_count_keyword(&entry.key)) {
         Some(entry) => match checker.resolver.eval(entry.value, entry.at).value {
             Value::None => ThreadCount::DefaultNone(entry.range),

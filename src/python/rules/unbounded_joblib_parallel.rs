@@ -20,7 +20,7 @@ const fn positions(kind: JoblibCall) -> (usize, usize) {
     }
 }
 
-fn backend(checker: &Checker<'_, '_>, call: &ast::ExprCall, kind: JoblibCall) -> Backend {
+fn backend<'a>(checker: &Checker<'_, 'a>, call: &'a ast::ExprCall, kind: JoblibCall) -> Backend {
     let (_, backend_index) = positions(kind);
     if let Some(prefer) = call_argument(call, "prefer", None)
         && matches!(checker.eval(prefer).value, Value::Str(ref value) if value == "threads")
@@ -41,7 +41,7 @@ fn backend(checker: &Checker<'_, '_>, call: &ast::ExprCall, kind: JoblibCall) ->
     }
 }
 
-fn inner_capped(checker: &Checker<'_, '_>, call: &ast::ExprCall, kind: JoblibCall) -> bool {
+fn inner_capped<'a>(checker: &Checker<'_, 'a>, call: &'a ast::ExprCall, kind: JoblibCall) -> bool {
     let own = kind != JoblibCall::Parallel
         && call_argument(call, "inner_max_num_threads", None)
             .is_some_and(|value| !matches!(checker.eval(value).value, Value::None));

@@ -1,0 +1,446 @@
+//! A linear, recursion-free pre-scan that refuses Python source whose syntax tree would be too deep or
+//! too large to build and walk within bounded stack and memory, before the text reaches the parser.
+//!
+//! - **Nesting.** The parser grows its stack on the heap (about 1 KB per level), and every walk of the tree
+//!   (the semantic model, the rules, dropping the tree) recurses once per level. The scan computes an
+//!   upper bound of the tree's depth and refuses anything deeper than [`MAX_NESTING`]. CPython itself
+//!   refuses far less: it fails to compile about 3,000 nested operators, and more than 200 nested brackets
+//!   or 100 indentation levels do not even tokenize.
+//! - **Size.** The parser keeps every token and the tree takes tens of bytes per token: 64 MiB of `1, `
+//!   needs several GiB. The scan counts tokens and refuses more than [`MAX_TOKENS`].
+//!
+//! The depth bound: within one bracket (or the statement at top level), every token between two commas
+//! adds a level (`- - - 1`, `a.b.c`, `1 + 1 + 1`, `f(x)(y)`: each operator, name, literal and opening
+//! bracket counts), a comma or semicolon starts a sibling, and indentation counts one level per
+//! character. `lambda` parameters are a bracket of their own (their commas do not end the lambda's
+//! nesting). Strings are skipped, except the replacement fields of f- and t-strings, which are code. The
+//! estimate may only err upwards: an over-estimate refuses a pathological file, an under-estimate could
+//! let a deep one through.
+
+use ruff_text_size::{TextRange, TextSize};
+
+use crate::diagnostic::Finding;
+use crate::registry::Rule;
+
+/// The deepest nesting accepted, as estimated: real code stays below a few hundred, and CPython refuses
+/// a real depth of about 3,000.
+pub const MAX_NESTING: u32 = 10_000;
+
+/// The most tokens accepted: 16 Mi tokens is 50-60 MiB of ordinary code, and bounds the parser's memory
+/// to about 1.5 GiB whatever the shape.
+pub const MAX_TOKENS: u64 = 16 << 20;
+
+/// Why a text was refused, and where.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refusal {
+    /// The estimated nesting passed [`MAX_NESTING`] at this byte offset.
+    TooDeep {
+        /// Where the limit was passed.
+        offset: usize,
+    },
+    /// More than [`MAX_TOKENS`] tokens.
+    TooManyTokens,
+}
+
+impl Refusal {
+    /// The CAP003 finding of a refused file.
+    pub fn finding(self) -> Finding {
+        match self {
+            Refusal::TooDeep { offset } => Finding::new(
+                Rule::AnalysisBudgetExceeded,
+                TextRange::empty(TextSize::try_from(offset).unwrap_or_default()),
+                format!(
+                    "code nested deeper than the {MAX_NESTING} levels capslint analyses: the file was not analysed"
+                ),
+            )
+            .label("the nesting budget is exceeded here")
+            .help(
+                "such code is generated or hostile (CPython cannot compile it either); exclude it (`extend-exclude`)",
+            ),
+            Refusal::TooManyTokens => Finding::new(
+                Rule::AnalysisBudgetExceeded,
+                TextRange::empty(TextSize::from(0)),
+                format!("more than {MAX_TOKENS} tokens, above the size capslint analyses: the file was not analysed"),
+            )
+            .label("not analysed")
+            .help("generated or data files this large should be excluded (`extend-exclude`)"),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// `(`, `[` or `{`, closed by the byte given.
+    Bracket(u8),
+    /// The parameters of a `lambda`, up to its `:`.
+    LambdaParameters,
+    /// An f-string's literal part.
+    FString { quote: u8, triple: bool },
+    /// A replacement field `{...}` of an f-string: code.
+    Field { quote: u8, triple: bool },
+    /// The format spec of a field after its `:`: literal text with nested fields.
+    FormatSpec { quote: u8, triple: bool },
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Frame {
+    kind: Kind,
+    /// The depth inside the frame before any token: a comma resets to it.
+    base: u32,
+}
+
+/// Scans `text` and refuses it when its tree would be too deep or too large (see the module docs).
+pub fn check(text: &str) -> Result<(), Refusal> {
+    Scanner::new(text).run()
+}
+
+struct Scanner<'t> {
+    bytes: &'t [u8],
+    at: usize,
+    depth: u32,
+    tokens: u64,
+    frames: Vec<Frame>,
+    /// How many frames are not lambda parameters (brackets and strings): none means top level.
+    enclosing: usize,
+}
+
+fn is_identifier(byte: u8) -> bool {
+    byte.is_ascii_alphanumeric() || byte == b'_' || byte >= 0x80
+}
+
+impl<'t> Scanner<'t> {
+    fn new(text: &'t str) -> Self {
+        Scanner { bytes: text.as_bytes(), at: 0, depth: 0, tokens: 0, frames: Vec::new(), enclosing: 0 }
+    }
+
+    fn step(&mut self) -> Result<(), Refusal> {
+        let in_literal =
+            matches!(self.frames.last(), Some(Frame { kind: Kind::FString { .. } | Kind::FormatSpec { .. }, .. }));
+        if in_literal { self.literal() } else { self.code() }
+    }
+
+    fn run(mut self) -> Result<(), Refusal> {
+        self.indentation()?;
+        while self.at < self.bytes.len() {
+            self.step()?;
+        }
+        Ok(())
+    }
+
+    /// One more token at the current level.
+    fn token(&mut self) -> Result<(), Refusal> {
+        self.tokens += 1;
+        self.depth += 1;
+        if self.depth > MAX_NESTING {
+            return Err(Refusal::TooDeep { offset: self.at });
+        }
+        if self.tokens > MAX_TOKENS {
+            return Err(Refusal::TooManyTokens);
+        }
+        Ok(())
+    }
+
+    fn push(&mut self, kind: Kind) {
+        self.enclosing += usize::from(kind != Kind::LambdaParameters);
+        self.frames.push(Frame { kind, base: self.depth });
+    }
+
+    fn pop(&mut self) -> Option<Frame> {
+        let frame = self.frames.pop()?;
+        self.enclosing -= usize::from(frame.kind != Kind::LambdaParameters);
+        Some(frame)
+    }
+
+    /// Back to the frame's base: a sibling starts.
+    fn reset(&mut self) {
+        self.depth = self.frames.last().map_or(0, |frame| frame.base);
+    }
+
+    fn top_level(&self) -> bool {
+        self.enclosing == 0
+    }
+
+    /// At the start of a line at top level: each indentation character is a level.
+    fn indentation(&mut self) -> Result<(), Refusal> {
+        self.frames.clear();
+        self.enclosing = 0;
+        self.depth = 0;
+        while let Some(b' ' | b'\t' | b'\x0c') = self.bytes.get(self.at) {
+            self.at += 1;
+            self.depth += 1;
+            if self.depth > MAX_NESTING {
+                return Err(Refusal::TooDeep { offset: self.at });
+            }
+        }
+        Ok(())
+    }
+
+    fn code(&mut self) -> Result<(), Refusal> {
+        let byte = self.bytes[self.at];
+        match byte {
+            b' ' | b'\t' | b'\x0c' | b'\r' => self.at += 1,
+            b'\n' => {
+                self.at += 1;
+                if self.top_level() {
+                    self.token()?;
+                    self.indentation()?;
+                }
+            }
+            b'#' => {
+                self.at = memchr::memchr(b'\n', &self.bytes[self.at..]).map_or(self.bytes.len(), |end| self.at + end);
+            }
+            b'\\' => {
+                // A line continuation: the next line goes on with the same statement.
+                self.at += 1;
+                if self.bytes.get(self.at) == Some(&b'\r') {
+                    self.at += 1;
+                }
+                if self.bytes.get(self.at) == Some(&b'\n') {
+                    self.at += 1;
+                }
+            }
+            b'\'' | b'"' => self.string()?,
+            b',' => {
+                self.at += 1;
+                self.tokens += 1;
+                self.reset();
+            }
+            b';' => {
+                self.at += 1;
+                self.tokens += 1;
+                if self.top_level() {
+                    self.frames.clear();
+                    self.enclosing = 0;
+                }
+                self.reset();
+            }
+            b'(' | b'[' | b'{' => {
+                self.token()?;
+                self.at += 1;
+                let closer = match byte {
+                    b'(' => b')',
+                    b'[' => b']',
+                    _ => b'}',
+                };
+                self.push(Kind::Bracket(closer));
+            }
+            b')' | b']' | b'}' => {
+                self.at += 1;
+                self.tokens += 1;
+                // Lambda parameters end with their bracket.
+                while matches!(self.frames.last(), Some(Frame { kind: Kind::LambdaParameters, .. })) {
+                    self.pop();
+                }
+                match self.frames.last().copied() {
+                    // The bracket itself stays counted at the enclosing level (`f(x)(y)` nests).
+                    Some(Frame { kind: Kind::Bracket(closer), base }) if closer == byte => {
+                        self.depth = base;
+                        self.pop();
+                    }
+                    Some(Frame { kind: Kind::Field { .. }, base }) if byte == b'}' => {
+                        self.depth = base;
+                        self.pop();
+                    }
+                    // A closing bracket that closes nothing: the parser reports it; keep counting.
+                    _ => {}
+                }
+            }
+            b':' => {
+                self.token()?;
+                self.at += 1;
+                match self.frames.last().copied() {
+                    Some(Frame { kind: Kind::LambdaParameters, base }) => {
+                        // The body nests under the lambda; the parameters were its siblings.
+                        self.depth = base;
+                        self.pop();
+                    }
+                    Some(Frame { kind: Kind::Field { quote, triple }, .. }) => {
+                        self.push(Kind::FormatSpec { quote, triple });
+                    }
+                    _ => {}
+                }
+            }
+            _ if is_identifier(byte) => {
+                let start = self.at;
+                while self.at < self.bytes.len() && is_identifier(self.bytes[self.at]) {
+                    self.at += 1;
+                }
+                self.token()?;
+                if &self.bytes[start..self.at] == b"lambda" {
+                    self.push(Kind::LambdaParameters);
+                } else if matches!(self.bytes.get(self.at), Some(b'\'' | b'"')) && self.at - start <= 2 {
+                    // A prefixed string: `r"..."`, `f"..."`, `rb'...'`.
+                    let prefix = &self.bytes[start..self.at];
+                    if prefix.iter().all(|byte| b"rRbBuUfFtT".contains(byte)) {
+                        let formatted = prefix.iter().any(|byte| b"fFtT".contains(byte));
+                        self.quoted(formatted)?;
+                    }
+                }
+            }
+            // Operators, `.`, `@`, `=`, `!`, and anything else: one level each.
+            _ => {
+                self.token()?;
+                self.at += 1;
+            }
+        }
+        Ok(())
+    }
+
+    /// A string without prefix at the cursor.
+    fn string(&mut self) -> Result<(), Refusal> {
+        self.token()?;
+        self.quoted(false)
+    }
+
+    /// The string whose opening quote is at the cursor.
+    fn quoted(&mut self, formatted: bool) -> Result<(), Refusal> {
+        let quote = self.bytes[self.at];
+        let triple = self.bytes[self.at..].starts_with(&[quote, quote, quote]);
+        self.at += if triple { 3 } else { 1 };
+        if formatted {
+            self.push(Kind::FString { quote, triple });
+            return Ok(());
+        }
+        loop {
+            let Some(offset) = memchr::memchr3(quote, b'\\', b'\n', &self.bytes[self.at..]) else {
+                self.at = self.bytes.len();
+                return Ok(());
+            };
+            self.at += offset;
+            match self.bytes[self.at] {
+                b'\\' => self.at = (self.at + 2).min(self.bytes.len()),
+                b'\n' if !triple => return Ok(()),
+                b'\n' => self.at += 1,
+                _ if !triple => {
+                    self.at += 1;
+                    return Ok(());
+                }
+                _ if self.bytes[self.at..].starts_with(&[quote, quote, quote]) => {
+                    self.at += 3;
+                    return Ok(());
+                }
+                _ => self.at += 1,
+            }
+        }
+    }
+
+    /// The literal part of an f-string or a format spec, up to a field, the end of the field or string.
+    fn literal(&mut self) -> Result<(), Refusal> {
+        let (quote, triple, in_spec) = match self.frames.last().map(|frame| frame.kind) {
+            Some(Kind::FString { quote, triple }) => (quote, triple, false),
+            Some(Kind::FormatSpec { quote, triple }) => (quote, triple, true),
+            _ => unreachable!("literal() runs in an f-string or a format spec"),
+        };
+        let byte = self.bytes[self.at];
+        match byte {
+            b'\\' => self.at = (self.at + 2).min(self.bytes.len()),
+            b'{' | b'}' if !in_spec && self.bytes.get(self.at + 1) == Some(&byte) => self.at += 2,
+            b'{' => {
+                self.token()?;
+                self.at += 1;
+                self.push(Kind::Field { quote, triple });
+            }
+            b'}' if in_spec => {
+                // Ends the spec and its field.
+                self.at += 1;
+                self.pop();
+                if let Some(Frame { kind: Kind::Field { .. }, base }) = self.frames.last().copied() {
+                    self.depth = base;
+                    self.pop();
+                }
+            }
+            b'\n' => {
+                self.at += 1;
+                if !triple {
+                    self.end_fstring();
+                }
+            }
+            _ if byte == quote && (!triple || self.bytes[self.at..].starts_with(&[quote, quote, quote])) => {
+                self.at += if triple { 3 } else { 1 };
+                self.end_fstring();
+            }
+            _ => self.at += 1,
+        }
+        Ok(())
+    }
+
+    /// Closes the innermost f-string and whatever it still had open.
+    fn end_fstring(&mut self) {
+        while let Some(frame) = self.pop() {
+            if let Kind::FString { .. } = frame.kind {
+                self.depth = frame.base;
+                return;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn depth_of(text: &str) -> u32 {
+        let mut scanner = Scanner::new(text);
+        let mut deepest = 0;
+        scanner.indentation().unwrap();
+        while scanner.at < scanner.bytes.len() {
+            scanner.step().unwrap();
+            deepest = deepest.max(scanner.depth);
+        }
+        deepest
+    }
+
+    #[test]
+    fn ordinary_code_is_shallow() {
+        let code = "import os\n\ndef f(a, b=1):\n    return [x.y for x in a if x] + g(b, c=2)\n";
+        assert!(depth_of(code) < 20, "{}", depth_of(code));
+        let table = format!("X = [{}]\n", "(1, 'a', 2.5), ".repeat(10_000));
+        assert!(depth_of(&table) < 10);
+    }
+
+    #[test]
+    fn chains_count_each_link() {
+        for unit in ["-", "not ", "1+", "a.", "await ", "lambda: ", "lambda a, b: ", "x if y else "] {
+            let text = format!("x = {}1\n", unit.repeat(1000));
+            assert!(depth_of(&text) >= 1000, "{unit:?}: {}", depth_of(&text));
+        }
+        for (open, close) in [("(", ")"), ("[", "]"), ("{", "}"), ("f(", ")"), ("a[", "]"), ("f(x)(", ")")] {
+            let text = format!("x = {}1{}\n", open.repeat(1000), close.repeat(1000));
+            assert!(depth_of(&text) >= 1000, "{open:?}: {}", depth_of(&text));
+        }
+        let calls = format!("x = f{}\n", "(1)".repeat(1000));
+        assert!(depth_of(&calls) >= 1000);
+    }
+
+    #[test]
+    fn strings_are_text_but_fields_are_code() {
+        assert!(depth_of(&format!("x = '{}'\n", "(".repeat(1000))) < 10);
+        assert!(depth_of(&format!("x = \"\"\"{}\n\"\"\"\n", "(-".repeat(1000))) < 10);
+        assert!(depth_of(&format!("x = f'{{{{{}'\n", "(".repeat(1000))) < 10);
+        let field = format!("x = f'{{{}1}}'\n", "-".repeat(1000));
+        assert!(depth_of(&field) >= 1000);
+        let nested = format!("x = {}1{}\n", "f\"{".repeat(500), "}\"".repeat(500));
+        assert!(depth_of(&nested) >= 1000, "{}", depth_of(&nested));
+        let spec = format!("x = f'{{a:>{{{}1}}}}'\n", "-".repeat(1000));
+        assert!(depth_of(&spec) >= 1000);
+        // A quote in a format spec does not start a string.
+        assert!(depth_of(&format!("x = f\"{{a:'>10}}\" + {}1\n", "-".repeat(1000))) >= 1000);
+    }
+
+    #[test]
+    fn indentation_counts() {
+        let mut text = String::new();
+        for level in 0..300 {
+            text.push_str(&" ".repeat(level));
+            text.push_str("if x:\n");
+        }
+        assert!(depth_of(&text) >= 300);
+    }
+
+    #[test]
+    fn refusals() {
+        assert_eq!(check("x = 1\n"), Ok(()));
+        let deep = format!("x = {}1\n", "-".repeat(MAX_NESTING as usize + 10));
+        assert!(matches!(check(&deep), Err(Refusal::TooDeep { .. })));
+    }
+}
