@@ -33,7 +33,7 @@ pub fn unfolded(text: &str) -> Vec<String> {
     let needs_folding = !text.is_ascii() && folds_to_a_word_char(text);
     let fold = |bytes: Vec<u8>| {
         let text = String::from_utf8_lossy(&bytes).into_owned();
-        if needs_folding { text.nfkc().collect() } else { text }
+        if needs_folding { fold_non_ascii(&text) } else { text }
     };
     vec![fold(decoded), fold(joined)]
 }
@@ -73,6 +73,30 @@ fn is_first_word_byte(byte: Option<&u8>) -> bool {
     byte.is_some_and(|byte| byte.is_ascii_alphanumeric() || matches!(byte, b'_' | b'-') || *byte >= 0x80)
 }
 
+/// What NFKC can put into an identifier that matters to the word search: the words in identifier
+/// position (`n_jobs`, `Pool`) are letters and `_` only, so a character that folds to a digit (`²`) or to
+/// punctuation cannot form one.
+fn is_identifier_letter(character: char) -> bool {
+    character.is_ascii_alphabetic() || character == '_'
+}
+
+/// NFKC applied to the runs of non-ASCII characters only, ASCII copied as it is: the same words as
+/// folding the whole text (a decomposition depends on the character alone; a composition only
+/// builds non-ASCII characters), at the cost of the few non-ASCII runs.
+fn fold_non_ascii(text: &str) -> String {
+    let mut folded = String::with_capacity(text.len());
+    let mut rest = text;
+    while !rest.is_empty() {
+        let ascii = rest.bytes().position(|byte| !byte.is_ascii()).unwrap_or(rest.len());
+        folded.push_str(&rest[..ascii]);
+        rest = &rest[ascii..];
+        let other = rest.char_indices().find(|(_, character)| character.is_ascii()).map_or(rest.len(), |(at, _)| at);
+        folded.extend(rest[..other].nfkc());
+        rest = &rest[other..];
+    }
+    folded
+}
+
 fn is_word_char(character: char) -> bool {
     character.is_ascii() && is_word_byte(Some(&(character as u8)))
 }
@@ -91,13 +115,41 @@ fn may_spell_a_word(text: &str) -> bool {
                 Escape::Other => false,
             }
         } else {
-            ends_with_word_char(bytes, at) && joined_end(bytes, at).is_some_and(|end| is_word_byte(bytes.get(end)))
+            ends_with_word_char(bytes, at)
+                && joined_end(bytes, at)
+                    .is_some_and(|end| is_word_byte(bytes.get(end)) && junction_spells(bytes, at, end))
         };
         if relevant {
             return true;
         }
     }
     !text.is_ascii() && folds_to_a_word_char(text)
+}
+
+/// How far from a junction of two literals a word the rules need can reach: longer than any of them.
+const WORD_REACH: usize = 40;
+
+/// Whether joining the literal whose closing quote is at `at` with the one whose text starts at `end`
+/// can form a word the rules need across the junction. Judged on the word characters on both sides;
+/// when they run into an escape or into a quote (a chain of more literals), the answer is yes.
+fn junction_spells(bytes: &[u8], at: usize, end: usize) -> bool {
+    static WORDS: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
+    let words = WORDS.get_or_init(crate::python::prefilter_words);
+    let left = bytes[..at].iter().rev().take(WORD_REACH).take_while(|byte| is_first_word_byte(Some(byte))).count();
+    let right = bytes[end..].iter().take(WORD_REACH).take_while(|byte| is_word_byte(Some(byte))).count();
+    let before = at - left;
+    let after = end + right;
+    if matches!(before.checked_sub(1).and_then(|at| bytes.get(at)), Some(b'\\' | b'"' | b'\''))
+        || matches!(bytes.get(after), Some(b'\\' | b'"' | b'\''))
+    {
+        return true;
+    }
+    let mut joined = Vec::with_capacity(left + right);
+    joined.extend_from_slice(&bytes[before..at]);
+    joined.extend_from_slice(&bytes[end..after]);
+    words.iter().any(|word| {
+        memchr::memmem::find_iter(&joined, word.as_bytes()).any(|start| start < left && start + word.len() > left)
+    })
 }
 
 /// Whether the character before the quote at `at` is a word character as written: not the letter of
@@ -126,7 +178,7 @@ fn folds_to_a_word_char(text: &str) -> bool {
             let to = (end..=bytes.len()).find(|at| text.is_char_boundary(*at)).unwrap_or(bytes.len());
             let folds = text[from..to].chars().filter(|character| !character.is_ascii()).any(|character| {
                 is_nfkc_quick(std::iter::once(character)) != IsNormalized::Yes
-                    && std::iter::once(character).nfkc().any(is_word_char)
+                    && std::iter::once(character).nfkc().any(is_identifier_letter)
             });
             if folds {
                 return true;
@@ -296,5 +348,28 @@ mod tests {
     fn ordinary_code_needs_no_second_look() {
         let text = "\"\"\"Docstring.\"\"\"\nx = {'a': \"b\", 'c': r'\\d+'}\nmessage = (\"a long \" \"message\")\nprint(\"\\n\\t\", 'é')\nerror = (\"first line\\n\" \"Second line\")\n";
         assert!(unfolded(text).is_empty());
+    }
+
+    #[test]
+    fn ordinary_concatenations_need_no_second_look() {
+        assert!(!may_spell_a_word("msg = (\"the pool is\" \" full\")\nx = (\"some text\" \"more text\" + y)\n"));
+        assert!(may_spell_a_word("p = {\"n_\" \"jobs\": -1}\n"));
+        assert!(may_spell_a_word("k = \"Pa\" \"rallel\"\n"));
+        // A chain of short literals is judged as a whole.
+        assert!(may_spell_a_word("p = {'n' '_' 'jobs': -1}\n"));
+    }
+
+    #[test]
+    fn folding_the_non_ascii_runs_finds_what_folding_everything_finds() {
+        for text in ["ｎ_jobs=-1", "x = 'R²' # ﬁt", "Ｐｏｏｌ(4)", "caf\u{e9} e\u{301} ™", "plain ascii"] {
+            let whole: String = text.nfkc().collect();
+            let runs = fold_non_ascii(text);
+            for word in ["n_jobs", "Pool", "fit", "TM"] {
+                assert_eq!(whole.contains(word), runs.contains(word), "{text:?} {word}");
+            }
+        }
+        // A superscript digit folds, but into no letter: nothing to unfold.
+        assert!(!folds_to_a_word_char("r_squared = 'R²'"));
+        assert!(folds_to_a_word_char("ｎ_jobs = -1"));
     }
 }

@@ -91,6 +91,10 @@ struct Frame {
 
 /// Scans `text` and refuses it when its tree would be too deep or too large (see the module docs).
 pub fn check(text: &str) -> Result<(), Refusal> {
+    // Every level and every token takes at least one byte: a text this short is within both bounds.
+    if text.len() <= MAX_NESTING as usize {
+        return Ok(());
+    }
     Scanner::new(text).run()
 }
 
@@ -122,7 +126,12 @@ impl<'t> Scanner<'t> {
     fn run(mut self) -> Result<(), Refusal> {
         self.indentation()?;
         while self.at < self.bytes.len() {
-            self.step()?;
+            if self.frames.is_empty() {
+                // Plain code at top level, the common case: no frame to look at.
+                self.code()?;
+            } else {
+                self.step()?;
+            }
         }
         Ok(())
     }
@@ -178,7 +187,12 @@ impl<'t> Scanner<'t> {
     fn code(&mut self) -> Result<(), Refusal> {
         let byte = self.bytes[self.at];
         match byte {
-            b' ' | b'\t' | b'\x0c' | b'\r' => self.at += 1,
+            b' ' | b'\t' | b'\x0c' | b'\r' => {
+                self.at += 1;
+                while let Some(b' ' | b'\t' | b'\x0c' | b'\r') = self.bytes.get(self.at) {
+                    self.at += 1;
+                }
+            }
             b'\n' => {
                 self.at += 1;
                 if self.top_level() {
