@@ -32,7 +32,9 @@ pub fn unfolded(text: &str) -> Vec<String> {
     // characters do.
     let needs_folding = !text.is_ascii() && folds_to_a_word_char(text);
     let fold = |bytes: Vec<u8>| {
-        let text = String::from_utf8_lossy(&bytes).into_owned();
+        // Escapes decode to whole characters, so the text stays UTF-8; lossy only as a fallback.
+        let text =
+            String::from_utf8(bytes).unwrap_or_else(|error| String::from_utf8_lossy(error.as_bytes()).into_owned());
         if needs_folding { fold_non_ascii(&text) } else { text }
     };
     vec![fold(decoded), fold(joined)]
@@ -115,7 +117,8 @@ fn may_spell_a_word(text: &str) -> bool {
                 Escape::Other => false,
             }
         } else {
-            ends_with_word_char(bytes, at)
+            may_continue_after(bytes.get(at + 1))
+                && ends_with_word_char(bytes, at)
                 && joined_end(bytes, at)
                     .is_some_and(|end| is_word_byte(bytes.get(end)) && junction_spells(bytes, at, end))
         };
@@ -124,6 +127,35 @@ fn may_spell_a_word(text: &str) -> bool {
         }
     }
     !text.is_ascii() && folds_to_a_word_char(text)
+}
+
+/// Whether the byte after a quote can lead to another literal joined to this one: blanks, a line break,
+/// a backslash continuation, a comment, a prefix letter or a quote. Most quotes are followed by `,`, `)`
+/// or `:` and are passed over at once.
+fn may_continue_after(byte: Option<&u8>) -> bool {
+    matches!(
+        byte,
+        Some(
+            b' ' | b'\t'
+                | b'\x0c'
+                | b'\n'
+                | b'\r'
+                | b'\\'
+                | b'#'
+                | b'"'
+                | b'\''
+                | b'r'
+                | b'R'
+                | b'b'
+                | b'B'
+                | b'u'
+                | b'U'
+                | b'f'
+                | b'F'
+                | b't'
+                | b'T'
+        )
+    )
 }
 
 /// How far from a junction of two literals a word the rules need can reach: longer than any of them.

@@ -108,8 +108,20 @@ struct Scanner<'t> {
     enclosing: usize,
 }
 
+/// The bytes of an identifier (any non-ASCII byte may be part of one), as a table: one load per byte.
+static IDENTIFIER: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut byte = 0;
+    while byte < 256 {
+        let b = byte as u8;
+        table[byte] = b.is_ascii_alphanumeric() || b == b'_' || b >= 0x80;
+        byte += 1;
+    }
+    table
+};
+
 fn is_identifier(byte: u8) -> bool {
-    byte.is_ascii_alphanumeric() || byte == b'_' || byte >= 0x80
+    IDENTIFIER[usize::from(byte)]
 }
 
 impl<'t> Scanner<'t> {
@@ -174,13 +186,12 @@ impl<'t> Scanner<'t> {
         self.frames.clear();
         self.enclosing = 0;
         self.depth = 0;
-        while let Some(b' ' | b'\t' | b'\x0c') = self.bytes.get(self.at) {
-            self.at += 1;
-            self.depth += 1;
-            if self.depth > MAX_NESTING {
-                return Err(Refusal::TooDeep { offset: self.at });
-            }
+        let width = self.bytes[self.at..].iter().take_while(|byte| matches!(byte, b' ' | b'\t' | b'\x0c')).count();
+        if width > MAX_NESTING as usize {
+            return Err(Refusal::TooDeep { offset: self.at + MAX_NESTING as usize + 1 });
         }
+        self.at += width;
+        self.depth = width as u32;
         Ok(())
     }
 
@@ -276,9 +287,10 @@ impl<'t> Scanner<'t> {
             }
             _ if is_identifier(byte) => {
                 let start = self.at;
-                while self.at < self.bytes.len() && is_identifier(self.bytes[self.at]) {
-                    self.at += 1;
-                }
+                self.at += self.bytes[start..]
+                    .iter()
+                    .position(|&byte| !is_identifier(byte))
+                    .unwrap_or(self.bytes.len() - start);
                 self.token()?;
                 if &self.bytes[start..self.at] == b"lambda" {
                     self.push(Kind::LambdaParameters);
@@ -345,7 +357,13 @@ impl<'t> Scanner<'t> {
             Some(Kind::FormatSpec { quote, triple }) => (quote, triple, true),
             _ => unreachable!("literal() runs in an f-string or a format spec"),
         };
-        let byte = self.bytes[self.at];
+        // Ordinary text of the literal is skipped in one go.
+        let ordinary = self.bytes[self.at..]
+            .iter()
+            .position(|&byte| matches!(byte, b'\\' | b'{' | b'}' | b'\n') || byte == quote)
+            .unwrap_or(self.bytes.len() - self.at);
+        self.at += ordinary;
+        let Some(&byte) = self.bytes.get(self.at) else { return Ok(()) };
         match byte {
             b'\\' => self.at = (self.at + 2).min(self.bytes.len()),
             b'{' | b'}' if !in_spec && self.bytes.get(self.at + 1) == Some(&byte) => self.at += 2,
