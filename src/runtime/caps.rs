@@ -173,7 +173,8 @@ fn cap_value(env: &Env, name: &str) -> CapValue {
 }
 
 /// Reads the value `raw` of the cap `name` on its own (no nesting knobs set), as the libraries do.
-pub fn parse_cap(name: &str, raw: &str) -> CapValue {
+#[cfg(test)]
+fn parse_cap(name: &str, raw: &str) -> CapValue {
     let env: Env = [(name, raw)].into_iter().collect();
     cap_value(&env, name)
 }

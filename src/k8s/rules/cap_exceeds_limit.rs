@@ -8,6 +8,7 @@ use ruff_text_size::TextRange;
 
 use super::{Checker, ContainerContext, CpuLimit, LIMITS_CPU};
 use crate::diagnostic::Finding;
+use crate::k8s::configmaps::ConfigMapRef;
 use crate::k8s::env::{Origin, Resolved};
 use crate::k8s::model::{EnvSource, EnvVar, Value as Scalar};
 use crate::k8s::quantity::Quantity;
@@ -24,7 +25,9 @@ pub fn check<'p>(checker: &mut Checker<'p>, context: &ContainerContext<'p>) {
     for name in context.cap_variables() {
         let Some(origin) = context.env.explicit(name) else { continue };
         match context.env.resolve(origin, namespace, context.file, &context.project.config_maps) {
-            Resolved::Literal { value, map, reference } => literal(checker, context, name, value, map, reference),
+            Resolved::Literal { value, map, reference } => {
+                literal(checker, context, name, Written { value, map, reference });
+            }
             Resolved::ResourceField { var } => {
                 // `OMP_NUM_THREADS: $(CPU_LIMIT)`: the cap's own value is where the finding goes.
                 let written = match origin {
@@ -41,20 +44,23 @@ pub fn check<'p>(checker: &mut Checker<'p>, context: &ContainerContext<'p>) {
     }
 }
 
-fn literal<'p>(
-    checker: &mut Checker<'p>,
-    context: &ContainerContext<'p>,
-    name: &str,
+/// A cap's literal value, and where it is written: in `env`, or in a ConfigMap through `envFrom`
+/// (`map` only) or `configMapKeyRef` (`map` and the `env` entry that picks the key).
+#[derive(Clone, Copy)]
+struct Written<'p> {
     value: &'p Scalar,
-    map: Option<crate::k8s::configmaps::ConfigMapRef<'p>>,
+    map: Option<ConfigMapRef<'p>>,
     reference: Option<&'p EnvVar>,
-) {
+}
+
+fn literal<'p>(checker: &mut Checker<'p>, context: &ContainerContext<'p>, name: &str, written: Written<'p>) {
+    let value = written.value;
     if is_placeholder(&value.text) {
         return;
     }
     let threads = match count::read(name, &value.text) {
         Count::Empty => return,
-        Count::Refused(why) => return misread(checker, context, name, value, map, reference, &why),
+        Count::Refused(why) => return misread(checker, context, name, written, &why),
         Count::Levels(levels) if count::takes_list(name) => {
             let active = nesting::active_levels(|knob| literal_value(context, knob), levels.len());
             match nesting::team_bound(&levels, &active) {
@@ -68,7 +74,7 @@ fn literal<'p>(
                         "{why}, and each nested level starts {} threads per thread: nested teams have no bound",
                         levels.last().copied().unwrap_or_default()
                     );
-                    return misread(checker, context, name, value, map, reference, &why);
+                    return misread(checker, context, name, written, &why);
                 }
             }
         }
@@ -89,56 +95,54 @@ fn literal<'p>(
     } else {
         format!("{threads} > 1, the most a CPU limit of {limit_text} allows")
     };
-    let help = format!(
-        "set `{name}` to at most {allowed}, or take it from the limit: `valueFrom: {{resourceFieldRef: {{resource: \
-         limits.cpu}}}}` with a whole-number limit"
-    );
-    match (map, reference) {
+    let subject = context.subject();
+    let message = match (written.map, written.reference) {
+        (Some(map), Some(_)) => format!(
+            "`{name}={threads}` (from ConfigMap `{}`) in {subject} exceeds {whose_limit}: {arithmetic}",
+            map.data.name
+        ),
+        (Some(map), None) => format!(
+            "`{name}={threads}` from ConfigMap `{}` exceeds the CPU limit of {subject}: {arithmetic}",
+            map.data.name
+        ),
+        (None, _) => format!("`{name}={threads}` in {subject} exceeds {whose_limit}: {arithmetic}"),
+    };
+    let finding = Finding::new(Rule::ThreadCapExceedsLimit, value.range, message)
+        .label(format!("{threads} threads for a limit of {limit_text}"))
+        .help(format!(
+            "set `{name}` to at most {allowed}, or take it from the limit: `valueFrom: {{resourceFieldRef: \
+             {{resource: limits.cpu}}}}` with a whole-number limit"
+        ));
+    report_where_written(checker, context, written, finding, &format!(" (CPU limit {limit_text})"));
+}
+
+/// Reports a finding made at a cap's value where the user can act on it: at the value in `env`; at
+/// the `env` entry that picks a ConfigMap key, with a label at the ConfigMap's value; at the
+/// ConfigMap's value for `envFrom`, with a label at the container (`used by ...{container_note}`).
+fn report_where_written<'p>(
+    checker: &mut Checker<'p>,
+    context: &ContainerContext<'p>,
+    written: Written<'p>,
+    finding: Finding,
+    container_note: &str,
+) {
+    let value = written.value;
+    match (written.map, written.reference) {
         (Some(map), Some(reference)) => {
             // `configMapKeyRef`: the container picked the key, so the finding is at its `env` entry.
             let text = format!("`{}` in ConfigMap `{}`", value.text, map.data.name);
-            let mut finding = Finding::new(
-                Rule::ThreadCapExceedsLimit,
-                reference.name_range,
-                format!(
-                    "`{name}={threads}` (from ConfigMap `{}`) in {} exceeds {whose_limit}: {arithmetic}",
-                    map.data.name,
-                    context.subject()
-                ),
-            )
-            .label(format!("{threads} threads for a limit of {limit_text}"))
-            .help(help);
-            finding = if map.file == context.file {
+            let finding = Finding { range: reference.name_range, ..finding };
+            let finding = if map.file == context.file {
                 finding.secondary(value.range, text)
             } else {
                 finding.related(std::sync::Arc::clone(&context.project.files[map.file].file), value.range, text)
             };
             checker.report(context, finding);
         }
-        (None, _) => checker.report(
-            context,
-            Finding::new(
-                Rule::ThreadCapExceedsLimit,
-                value.range,
-                format!("`{name}={threads}` in {} exceeds {whose_limit}: {arithmetic}", context.subject()),
-            )
-            .label(format!("{threads} threads for a limit of {limit_text}"))
-            .help(help),
-        ),
+        (None, _) => checker.report(context, finding),
         (Some(map), None) => {
-            let label = format!("used by {} (CPU limit {limit_text})", context.subject());
-            let mut finding = Finding::new(
-                Rule::ThreadCapExceedsLimit,
-                value.range,
-                format!(
-                    "`{name}={threads}` from ConfigMap `{}` exceeds the CPU limit of {}: {arithmetic}",
-                    map.data.name,
-                    context.subject()
-                ),
-            )
-            .label(format!("{threads} threads for a limit of {limit_text}"))
-            .help(help);
-            finding = context.label_container(finding, map.file, label);
+            let label = format!("used by {}{container_note}", context.subject());
+            let finding = context.label_container(finding, map.file, label);
             checker.report_at(context, map.file, map.object, finding);
         }
     }
@@ -166,15 +170,8 @@ fn literal_value<'p>(context: &ContainerContext<'p>, name: &str) -> Value<'p> {
 
 /// A cap whose value the libraries reject or read differently, or whose nested teams have no
 /// bound: reported whatever the limit.
-fn misread<'p>(
-    checker: &mut Checker<'p>,
-    context: &ContainerContext<'p>,
-    name: &str,
-    value: &'p Scalar,
-    map: Option<crate::k8s::configmaps::ConfigMapRef<'p>>,
-    reference: Option<&'p EnvVar>,
-    why: &str,
-) {
+fn misread<'p>(checker: &mut Checker<'p>, context: &ContainerContext<'p>, name: &str, written: Written<'p>, why: &str) {
+    let value = written.value;
     let finding = Finding::new(
         Rule::ThreadCapExceedsLimit,
         value.range,
@@ -182,15 +179,7 @@ fn misread<'p>(
     )
     .label("read differently by the libraries")
     .help(format!("write a plain count within the CPU limit, such as `{name}: \"1\"`"));
-    match (map, reference) {
-        (Some(map), None) => {
-            let label = format!("used by {}", context.subject());
-            let finding = context.label_container(finding, map.file, label);
-            checker.report_at(context, map.file, map.object, finding);
-        }
-        (_, Some(reference)) => checker.report(context, Finding { range: reference.name_range, ..finding }),
-        (None, None) => checker.report(context, finding),
-    }
+    report_where_written(checker, context, written, finding, "");
 }
 
 fn downward<'p>(

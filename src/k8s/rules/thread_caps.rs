@@ -8,16 +8,15 @@ use crate::diagnostic::Finding;
 use crate::k8s::env::Origin;
 use crate::k8s::model::EnvSource;
 use crate::registry::Rule;
-use crate::thread_variables::count::{self, Count};
 
 /// Whether the variable is set to something (an empty literal leaves the library default in place;
-/// a value the libraries read differently, white space included, is CAP204's, as for `capslint runtime`).
+/// a value the libraries read differently, white space included, is CAP204's, as for `capslint runtime`,
+/// whose reading, [`crate::thread_variables::count::read`], takes only the empty string as unset).
 fn is_set(context: &ContainerContext<'_>, name: &str) -> bool {
     let Some(origin) = context.env.get(name) else { return false };
-    let empty = |text: &str| count::read(name, text) == Count::Empty;
     match origin {
-        Origin::Env { var, .. } => !matches!(&var.source, EnvSource::Literal(value) if empty(&value.text)),
-        Origin::ConfigMap { value, .. } => !empty(&value.text),
+        Origin::Env { var, .. } => !matches!(&var.source, EnvSource::Literal(value) if value.text.is_empty()),
+        Origin::ConfigMap { value, .. } => !value.text.is_empty(),
         Origin::Exec => true,
     }
 }
