@@ -154,6 +154,11 @@ fn entries(vars: &[(&str, &str)]) -> Vec<(String, String)> {
     vars.iter().map(|(name, value)| ((*name).to_owned(), (*value).to_owned())).collect()
 }
 
+/// A declared limit of `limit` CPUs, then `vars`.
+fn limited(limit: &str, vars: &[(&str, &str)]) -> Vec<(String, String)> {
+    [entries(&[("CPU_LIMIT", limit)]), entries(vars)].concat()
+}
+
 /// Sets up a real cgroup of `cpus` CPUs and the OpenMP program, or skips.
 fn setup(cpus: u64) -> Option<(TestCgroup, &'static Path)> {
     let program = match openmp_program() {
@@ -192,7 +197,7 @@ fn libgomp_teams_never_exceed_a_one_cpu_limit() {
     for name in ["OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS"] {
         for value in VALUES {
             let what = format!("{name}={value:?}");
-            let output = exec_in(&cgroup, &entries(&[("CPU_LIMIT", "1"), (name, value)]), &[program]);
+            let output = exec_in(&cgroup, &limited("1", &[(name, value)]), &[program]);
             if assert_within(&output, 1, &what) {
                 started.push(what);
             }
@@ -229,7 +234,7 @@ fn nesting_knobs_never_multiply_teams_past_the_limit() {
     let mut started = 0;
     for vars in cases {
         let what = format!("{vars:?}");
-        let all = [entries(&[("CPU_LIMIT", "2")]), entries(vars)].concat();
+        let all = limited("2", vars);
         started += usize::from(assert_within(&exec_in(&cgroup, &all, &[program]), 2, &what));
     }
     assert!(started >= 2, "bounded nesting was refused too");
@@ -258,7 +263,7 @@ fn idle_threads_do_not_spin_when_exec_starts_the_workload() {
     let mut started = 0;
     for vars in cases {
         let what = format!("{vars:?}");
-        let all = [entries(&[("CPU_LIMIT", "2")]), entries(vars)].concat();
+        let all = limited("2", vars);
         let output = exec_in(&cgroup, &all, &[program]);
         if !assert_within(&output, 2, &what) {
             continue;
@@ -308,7 +313,7 @@ fn openblas_pools_never_exceed_a_one_cpu_limit() {
     for name in ["OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS"] {
         for value in VALUES {
             let what = format!("{name}={value:?}");
-            let output = exec_in(&cgroup, &entries(&[("CPU_LIMIT", "1"), (name, value)]), &[python, "-c", script]);
+            let output = exec_in(&cgroup, &limited("1", &[(name, value)]), &[python, "-c", script]);
             if refused(&output, &what) {
                 continue;
             }
