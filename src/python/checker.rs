@@ -5,8 +5,8 @@ use ruff_python_ast::visitor::{self, Visitor};
 use ruff_python_ast::{self as ast, Expr, Stmt};
 use ruff_source_file::LineIndex;
 use ruff_text_size::{Ranged, TextRange, TextSize};
-use rustc_hash::FxHashSet;
-use std::cell::OnceCell;
+use rustc_hash::{FxHashMap, FxHashSet};
+use std::cell::{OnceCell, RefCell};
 
 use super::env::EnvWrite;
 use super::knowledge::{self, JoblibCall};
@@ -61,6 +61,8 @@ pub struct Checker<'m, 'a> {
     findings: Vec<Finding>,
     reported: FxHashSet<(Rule, TextRange)>,
     lines: OnceCell<LineIndex>,
+    /// Which keys [`Checker::mentions_quoted_key`] found quoted in the source, searched once per key.
+    quoted_keys: RefCell<FxHashMap<&'static str, bool>>,
 }
 
 impl<'m, 'a> Checker<'m, 'a> {
@@ -78,7 +80,18 @@ impl<'m, 'a> Checker<'m, 'a> {
             findings: Vec::new(),
             reported: FxHashSet::default(),
             lines: OnceCell::new(),
+            quoted_keys: RefCell::default(),
         }
+    }
+
+    /// Whether `key` appears anywhere in the module as a quoted string (`"key"` or `'key'`), as a
+    /// `default_args` dict or a splatted mapping would spell it. One search of the text per key and file.
+    pub fn mentions_quoted_key(&self, key: &'static str) -> bool {
+        *self.quoted_keys.borrow_mut().entry(key).or_insert_with(|| {
+            let finder =
+                |quote: char| memchr::memmem::find(self.source.as_bytes(), format!("{quote}{key}{quote}").as_bytes());
+            finder('"').is_some() || finder('\'').is_some()
+        })
     }
 
     /// The findings, in the order they were reported.

@@ -181,6 +181,11 @@ pub enum BoosterEntry {
 /// Classifies a canonical callee as a booster entry point.
 pub fn booster_entry(canonical_name: &str) -> Option<(Booster, BoosterEntry)> {
     let (module, name) = canonical_name.split_once('.')?;
+    booster_member(module, name)
+}
+
+/// The GBDT entry point `name` of top-level module `module`, if it is one.
+fn booster_member(module: &str, name: &str) -> Option<(Booster, BoosterEntry)> {
     match (module, name) {
         ("lightgbm", "LGBMModel" | "LGBMClassifier" | "LGBMRegressor" | "LGBMRanker") => {
             Some((Booster::LightGbm, BoosterEntry::Estimator))
@@ -336,9 +341,7 @@ pub fn is_interesting_attribute(attribute: &str) -> bool {
             | "Option"
             | "DEFINE_integer"
     ) || attribute.ends_with("PodOperator")
-        || booster_entry(&format!("lightgbm.{attribute}")).is_some()
-        || booster_entry(&format!("xgboost.{attribute}")).is_some()
-        || booster_entry(&format!("catboost.{attribute}")).is_some()
+        || ["lightgbm", "xgboost", "catboost"].iter().any(|module| booster_member(module, attribute).is_some())
 }
 
 #[cfg(test)]

@@ -35,14 +35,11 @@ fn task_id<'a>(checker: &Checker<'_, 'a>, call: &'a ast::ExprCall) -> String {
     }
 }
 
-fn keyword_text(checker: &Checker<'_, '_>, call: &ast::ExprCall, name: &str) -> bool {
-    call.arguments.find_keyword(name).is_some() || default_args_mention(checker.source, name)
-}
-
-/// `default_args` dicts (and `partial(...)`) can carry operator arguments for every task of a DAG; a
-/// quoted key anywhere in the module means the value may come from there.
-fn default_args_mention(source: &str, key: &str) -> bool {
-    source.contains(&format!("\"{key}\"")) || source.contains(&format!("'{key}'"))
+/// Whether the call passes `name`, or may through `default_args` dicts (and `partial(...)`), which can
+/// carry operator arguments for every task of a DAG: a quoted key anywhere in the module means the value
+/// may come from there.
+fn keyword_text(checker: &Checker<'_, '_>, call: &ast::ExprCall, name: &'static str) -> bool {
+    call.arguments.find_keyword(name).is_some() || checker.mentions_quoted_key(name)
 }
 
 fn dict_key_presence<'a>(checker: &Checker<'_, 'a>, expr: &'a Expr, at: At, keys: &[&str]) -> Presence {
