@@ -333,8 +333,8 @@ fn work_beyond_the_budget_is_cap003_for_that_file_only() {
 }
 
 /// Shapes nested just below the limit are analysed (on rayon's small-stack threads: the analysis grows
-/// its own stack), and just above it are refused before parsing. Dropping the trees must not overflow
-/// either.
+/// its own stack), and just above it are refused: from the parser's tokens in a small file, before
+/// parsing in one padded past the size parsed first. Dropping the trees must not overflow either.
 #[test]
 fn deep_nesting_is_analysed_below_the_limit_and_refused_above() {
     // Each link, its tokens: `1 + ` is two (the literal and the operator), `{1: ` three.
@@ -350,12 +350,16 @@ fn deep_nesting_is_analysed_below_the_limit_and_refused_above() {
         ("{1: ", "1", "}", 3),
         ("f'{", "1", "}'", 2),
     ];
+    // Past the size parsed first (32 KiB), whatever the shape.
+    let padding = "y = 1\n".repeat(6_000);
     for (open, middle, close, tokens) in shapes {
         for (depth, refused) in [(9_000 / tokens, false), (10_500, true)] {
-            let text = format!("{HEADER}x = {}{middle}{}\nPool()\n", open.repeat(depth), close.repeat(depth));
-            let codes = lint_codes("deep.py", text);
-            let expected: &[&str] = if refused { &["CAP003"] } else { &["CAP104"] };
-            assert_eq!(codes, expected, "{open:?} x {depth}");
+            for pad in ["", padding.as_str()] {
+                let text = format!("{HEADER}x = {}{middle}{}\n{pad}Pool()\n", open.repeat(depth), close.repeat(depth));
+                let codes = lint_codes("deep.py", text);
+                let expected: &[&str] = if refused { &["CAP003"] } else { &["CAP104"] };
+                assert_eq!(codes, expected, "{open:?} x {depth}, padded: {}", !pad.is_empty());
+            }
         }
     }
     // `lambda: ` counts twice (the keyword and the colon).
@@ -375,6 +379,18 @@ fn deep_nesting_is_analysed_below_the_limit_and_refused_above() {
     };
     assert_eq!(lint_codes("blocks.py", blocks(2_000)), ["CAP104"]);
     assert_eq!(lint_codes("blocks.py", blocks(10_100)), ["CAP003"]);
+}
+
+/// The shapes that cost the parser most (unclosed brackets: the deepest stack; nested f-strings: time
+/// quadratic in their depth), as large as a file parsed before it is judged.
+#[test]
+fn the_costliest_shapes_parsed_first_are_refused() {
+    let unclosed = format!("{HEADER}x = {}1\nPool()\n", "(".repeat(32_000));
+    assert_eq!(lint_codes("unclosed.py", unclosed), ["CAP003"]);
+    let depth = 32_000 / 12;
+    let fstrings = format!("{HEADER}x = {}1{}\nPool()\n", "f\"{f'{".repeat(depth), "}'}\"".repeat(depth));
+    assert!(fstrings.len() < 32 << 10);
+    assert_eq!(lint_codes("fstrings.py", fstrings), ["CAP003"]);
 }
 
 #[test]

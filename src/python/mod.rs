@@ -94,7 +94,8 @@ fn visit_function_header<'a>(visitor: &mut impl Visitor<'a>, function: &'a ruff_
 }
 
 /// The stack the analysis of one file needs at most: parsing, the walks of the tree and dropping it all
-/// recurse once per level of nesting, which [`prescan`] bounds by [`prescan::MAX_NESTING`]. The analysis
+/// recurse once per level of nesting, which [`prescan`] bounds by [`prescan::MAX_NESTING`] (the parser itself
+/// grows its stack on the heap). The analysis
 /// runs on a stack of at least this size wherever it is called from: a thread with less room left (rayon's
 /// default threads have 2 MiB) gets a new stack segment; the command line's pool threads have 256 MiB
 /// (`cli.rs`) and never need one. `tests/hostile.rs` analyses every deep shape 9,000 levels deep on it, in
@@ -105,15 +106,23 @@ const ANALYSIS_STACK_BYTES: usize = 64 << 20;
 /// bounds ([`prescan`]), or whose resolution spends its whole [`budget::Budget`], gets one CAP003 finding
 /// and nothing else.
 pub fn check(text: &str, rules: RuleSet, settings: &Settings) -> PythonOutcome {
-    if let Err(refusal) = prescan::check(text) {
-        let findings = rules.contains(Rule::AnalysisBudgetExceeded).then(|| refusal.finding()).into_iter().collect();
-        return PythonOutcome { findings, ..PythonOutcome::default() };
+    if let Err(refusal) = prescan::before_parsing(text) {
+        return refused(refusal, rules);
     }
     stacker::maybe_grow(ANALYSIS_STACK_BYTES, ANALYSIS_STACK_BYTES, || analyse(text, rules, settings))
 }
 
+/// The outcome of a file [`prescan`] refused: its CAP003 finding, if enabled.
+fn refused(refusal: prescan::Refusal, rules: RuleSet) -> PythonOutcome {
+    let findings = rules.contains(Rule::AnalysisBudgetExceeded).then(|| refusal.finding()).into_iter().collect();
+    PythonOutcome { findings, ..PythonOutcome::default() }
+}
+
 fn analyse(text: &str, rules: RuleSet, settings: &Settings) -> PythonOutcome {
     let parsed = parse_unchecked_source(text, PySourceType::Python);
+    if let Err(refusal) = prescan::after_parsing(text, parsed.tokens()) {
+        return refused(refusal, rules);
+    }
     let comments = parsed
         .tokens()
         .iter()

@@ -16,8 +16,17 @@
 //! nesting). Strings are skipped, except the replacement fields of f- and t-strings, which are code. The
 //! estimate may only err upwards: an over-estimate refuses a pathological file, an under-estimate could
 //! let a deep one through.
+//!
+//! **When.** A text of at most [`PARSE_FIRST_MAX_BYTES`] is parsed first ([`before_parsing`] lets it
+//! through): the parser grows its stack on the heap, one level per byte at worst, and some deep shapes
+//! parse in time quadratic in their depth (nested f-strings). At this size the worst shapes tried (32 Ki
+//! unclosed brackets, alternating nested f-strings) took at most 0.15 s and 90 MB, released when the
+//! file is done. [`after_parsing`] then makes the same estimate from the parser's tokens, before any walk
+//! of the tree, instead of lexing the text a second time. A larger text is scanned byte by byte before
+//! the parser sees it, so the parser never sees a tree deeper than [`MAX_NESTING`] there.
 
-use ruff_text_size::{TextRange, TextSize};
+use ruff_python_ast::token::{Token, TokenKind};
+use ruff_text_size::{Ranged, TextRange, TextSize};
 
 use crate::diagnostic::Finding;
 use crate::registry::Rule;
@@ -89,19 +98,164 @@ struct Frame {
     base: u32,
 }
 
-/// Scans `text` and refuses it when its tree would be too deep or too large (see the module docs).
-pub fn check(text: &str) -> Result<(), Refusal> {
-    // Every level and every token takes at least one byte: a text this short is within both bounds.
-    if text.len() <= MAX_NESTING as usize {
+/// The largest text parsed before its nesting is judged (see the module docs).
+pub const PARSE_FIRST_MAX_BYTES: usize = 32 << 10;
+
+// A text parsed first is within the token bound by its size alone.
+const _: () = assert!(PARSE_FIRST_MAX_BYTES as u64 <= MAX_TOKENS);
+
+/// Refuses a text too large to parse before judging, when its tree would be too deep or too large (see
+/// the module docs). Texts of at most [`PARSE_FIRST_MAX_BYTES`] pass: [`after_parsing`] judges them.
+pub fn before_parsing(text: &str) -> Result<(), Refusal> {
+    if text.len() <= PARSE_FIRST_MAX_BYTES {
         return Ok(());
     }
     Scanner::new(text).run()
+}
+
+/// Refuses a text of at most [`PARSE_FIRST_MAX_BYTES`] whose tree is too deep, judged from the parser's
+/// `tokens` by the same estimate as the byte scan. Larger texts were judged by [`before_parsing`].
+pub fn after_parsing(text: &str, tokens: &[Token]) -> Result<(), Refusal> {
+    // Every level takes at least one byte: a text this short is within the bound.
+    if text.len() > PARSE_FIRST_MAX_BYTES || text.len() <= MAX_NESTING as usize {
+        return Ok(());
+    }
+    TokenEstimate::new(text).run(tokens)
+}
+
+/// What a token opened, in [`TokenEstimate`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Opened {
+    /// A bracket, or the replacement field of an f- or t-string.
+    Bracket,
+    /// The parameters of a `lambda`, up to its `:`.
+    LambdaParameters,
+    /// An f- or t-string: its fields nest under it.
+    InterpolatedString,
+}
+
+/// The scan's depth estimate over the parser's tokens: a string is one token, a replacement field's
+/// braces are bracket tokens, and a logical line ends at a `Newline` token.
+struct TokenEstimate<'t> {
+    text: &'t str,
+    depth: u32,
+    /// The indentation of the current logical line: where a top-level `;` goes back to.
+    line_base: u32,
+    frames: Vec<(Opened, u32)>,
+    /// Whether the next significant token starts a logical line.
+    at_line_start: bool,
+}
+
+impl<'t> TokenEstimate<'t> {
+    fn new(text: &'t str) -> Self {
+        TokenEstimate { text, depth: 0, line_base: 0, frames: Vec::new(), at_line_start: true }
+    }
+
+    fn run(mut self, tokens: &[Token]) -> Result<(), Refusal> {
+        for token in tokens {
+            self.token(token.kind(), token.start())?;
+        }
+        Ok(())
+    }
+
+    fn deeper(&mut self, at: TextSize) -> Result<(), Refusal> {
+        self.depth += 1;
+        if self.depth > MAX_NESTING {
+            return Err(Refusal::TooDeep { offset: at.to_usize() });
+        }
+        Ok(())
+    }
+
+    fn reset(&mut self) {
+        self.depth = self.frames.last().map_or(self.line_base, |&(_, base)| base);
+    }
+
+    fn token(&mut self, kind: TokenKind, at: TextSize) -> Result<(), Refusal> {
+        match kind {
+            TokenKind::NonLogicalNewline
+            | TokenKind::Comment
+            | TokenKind::Indent
+            | TokenKind::Dedent
+            | TokenKind::EndOfFile => return Ok(()),
+            _ => {}
+        }
+        if self.at_line_start {
+            self.at_line_start = false;
+            self.frames.clear();
+            self.line_base = self.indentation(at)?;
+            self.depth = self.line_base;
+        }
+        match kind {
+            TokenKind::Newline => self.at_line_start = true,
+            TokenKind::Comma => self.reset(),
+            TokenKind::Semi => {
+                if self.frames.iter().all(|&(opened, _)| opened == Opened::LambdaParameters) {
+                    self.frames.clear();
+                }
+                self.reset();
+            }
+            TokenKind::Lpar | TokenKind::Lsqb | TokenKind::Lbrace => {
+                self.deeper(at)?;
+                self.frames.push((Opened::Bracket, self.depth));
+            }
+            TokenKind::Rpar | TokenKind::Rsqb | TokenKind::Rbrace => {
+                while let Some((Opened::LambdaParameters, _)) = self.frames.last() {
+                    self.frames.pop();
+                }
+                // The bracket itself stays counted at the enclosing level (`f(x)(y)` nests).
+                if let Some(&(Opened::Bracket, base)) = self.frames.last() {
+                    self.depth = base;
+                    self.frames.pop();
+                }
+            }
+            TokenKind::Lambda => {
+                self.deeper(at)?;
+                self.frames.push((Opened::LambdaParameters, self.depth));
+            }
+            TokenKind::Colon => {
+                self.deeper(at)?;
+                if let Some(&(Opened::LambdaParameters, base)) = self.frames.last() {
+                    // The body nests under the lambda; the parameters were its siblings.
+                    self.depth = base;
+                    self.frames.pop();
+                }
+            }
+            TokenKind::FStringStart | TokenKind::TStringStart => {
+                self.deeper(at)?;
+                self.frames.push((Opened::InterpolatedString, self.depth));
+            }
+            TokenKind::FStringEnd | TokenKind::TStringEnd => {
+                while let Some((opened, base)) = self.frames.pop() {
+                    if opened == Opened::InterpolatedString {
+                        self.depth = base;
+                        break;
+                    }
+                }
+            }
+            _ => self.deeper(at)?,
+        }
+        Ok(())
+    }
+
+    /// The indentation of the line the logical line starting at `at` begins on, one level per
+    /// character, as the byte scan counts it.
+    fn indentation(&self, at: TextSize) -> Result<u32, Refusal> {
+        let before = &self.text.as_bytes()[..at.to_usize()];
+        let line_start = memchr::memrchr2(b'\n', b'\r', before).map_or(0, |index| index + 1);
+        let width = at.to_usize() - line_start;
+        if width > MAX_NESTING as usize {
+            return Err(Refusal::TooDeep { offset: line_start + MAX_NESTING as usize + 1 });
+        }
+        Ok(width as u32)
+    }
 }
 
 struct Scanner<'t> {
     bytes: &'t [u8],
     at: usize,
     depth: u32,
+    /// The indentation of the current line: where a top-level `;` goes back to.
+    line_base: u32,
     tokens: u64,
     frames: Vec<Frame>,
     /// How many frames are not lambda parameters (brackets and strings): none means top level.
@@ -126,7 +280,7 @@ fn is_identifier(byte: u8) -> bool {
 
 impl<'t> Scanner<'t> {
     fn new(text: &'t str) -> Self {
-        Scanner { bytes: text.as_bytes(), at: 0, depth: 0, tokens: 0, frames: Vec::new(), enclosing: 0 }
+        Scanner { bytes: text.as_bytes(), at: 0, depth: 0, line_base: 0, tokens: 0, frames: Vec::new(), enclosing: 0 }
     }
 
     fn step(&mut self) -> Result<(), Refusal> {
@@ -172,9 +326,9 @@ impl<'t> Scanner<'t> {
         Some(frame)
     }
 
-    /// Back to the frame's base: a sibling starts.
+    /// Back to the frame's base (the line's indentation at top level): a sibling starts.
     fn reset(&mut self) {
-        self.depth = self.frames.last().map_or(0, |frame| frame.base);
+        self.depth = self.frames.last().map_or(self.line_base, |frame| frame.base);
     }
 
     fn top_level(&self) -> bool {
@@ -192,6 +346,7 @@ impl<'t> Scanner<'t> {
         }
         self.at += width;
         self.depth = width as u32;
+        self.line_base = self.depth;
         Ok(())
     }
 
@@ -411,7 +566,8 @@ impl<'t> Scanner<'t> {
 mod tests {
     use super::*;
 
-    fn depth_of(text: &str) -> u32 {
+    /// The deepest estimate of the byte scan.
+    fn scanned_depth(text: &str) -> u32 {
         let mut scanner = Scanner::new(text);
         let mut deepest = 0;
         scanner.indentation().unwrap();
@@ -422,41 +578,63 @@ mod tests {
         deepest
     }
 
+    /// The deepest estimate from the parser's tokens.
+    fn token_depth(text: &str) -> u32 {
+        let parsed = ruff_python_parser::parse_unchecked_source(text, ruff_python_ast::PySourceType::Python);
+        let mut estimate = TokenEstimate::new(text);
+        let mut deepest = 0;
+        for token in parsed.tokens() {
+            estimate.token(token.kind(), token.start()).unwrap();
+            deepest = deepest.max(estimate.depth);
+        }
+        deepest
+    }
+
+    /// The lower of the two estimates: a deep shape must be seen as deep by both.
+    fn shallowest(text: &str) -> u32 {
+        scanned_depth(text).min(token_depth(text))
+    }
+
+    /// The higher of the two estimates: a shallow text must be seen as shallow by both.
+    fn deepest(text: &str) -> u32 {
+        scanned_depth(text).max(token_depth(text))
+    }
+
     #[test]
     fn ordinary_code_is_shallow() {
         let code = "import os\n\ndef f(a, b=1):\n    return [x.y for x in a if x] + g(b, c=2)\n";
-        assert!(depth_of(code) < 20, "{}", depth_of(code));
+        assert!(deepest(code) < 20, "{}", deepest(code));
         let table = format!("X = [{}]\n", "(1, 'a', 2.5), ".repeat(10_000));
-        assert!(depth_of(&table) < 10);
+        assert!(deepest(&table) < 10);
     }
 
     #[test]
     fn chains_count_each_link() {
         for unit in ["-", "not ", "1+", "a.", "await ", "lambda: ", "lambda a, b: ", "x if y else "] {
             let text = format!("x = {}1\n", unit.repeat(1000));
-            assert!(depth_of(&text) >= 1000, "{unit:?}: {}", depth_of(&text));
+            assert!(shallowest(&text) >= 1000, "{unit:?}: {}", shallowest(&text));
         }
         for (open, close) in [("(", ")"), ("[", "]"), ("{", "}"), ("f(", ")"), ("a[", "]"), ("f(x)(", ")")] {
             let text = format!("x = {}1{}\n", open.repeat(1000), close.repeat(1000));
-            assert!(depth_of(&text) >= 1000, "{open:?}: {}", depth_of(&text));
+            assert!(shallowest(&text) >= 1000, "{open:?}: {}", shallowest(&text));
         }
         let calls = format!("x = f{}\n", "(1)".repeat(1000));
-        assert!(depth_of(&calls) >= 1000);
+        assert!(shallowest(&calls) >= 1000);
     }
 
     #[test]
     fn strings_are_text_but_fields_are_code() {
-        assert!(depth_of(&format!("x = '{}'\n", "(".repeat(1000))) < 10);
-        assert!(depth_of(&format!("x = \"\"\"{}\n\"\"\"\n", "(-".repeat(1000))) < 10);
-        assert!(depth_of(&format!("x = f'{{{{{}'\n", "(".repeat(1000))) < 10);
+        assert!(deepest(&format!("x = '{}'\n", "(".repeat(1000))) < 10);
+        assert!(deepest(&format!("x = \"\"\"{}\n\"\"\"\n", "(-".repeat(1000))) < 10);
+        assert!(deepest(&format!("x = f'{{{{{}'\n", "(".repeat(1000))) < 10);
         let field = format!("x = f'{{{}1}}'\n", "-".repeat(1000));
-        assert!(depth_of(&field) >= 1000);
+        assert!(shallowest(&field) >= 1000);
         let nested = format!("x = {}1{}\n", "f\"{".repeat(500), "}\"".repeat(500));
-        assert!(depth_of(&nested) >= 1000, "{}", depth_of(&nested));
+        assert!(shallowest(&nested) >= 1000, "{}", shallowest(&nested));
         let spec = format!("x = f'{{a:>{{{}1}}}}'\n", "-".repeat(1000));
-        assert!(depth_of(&spec) >= 1000);
+        assert!(shallowest(&spec) >= 1000);
         // A quote in a format spec does not start a string.
-        assert!(depth_of(&format!("x = f\"{{a:'>10}}\" + {}1\n", "-".repeat(1000))) >= 1000);
+        assert!(shallowest(&format!("x = f\"{{a:'>10}}\" + {}1\n", "-".repeat(1000))) >= 1000);
     }
 
     #[test]
@@ -466,13 +644,33 @@ mod tests {
             text.push_str(&" ".repeat(level));
             text.push_str("if x:\n");
         }
-        assert!(depth_of(&text) >= 300);
+        assert!(shallowest(&text) >= 300);
     }
 
     #[test]
-    fn refusals() {
-        assert_eq!(check("x = 1\n"), Ok(()));
+    fn a_semicolon_goes_back_to_the_indentation() {
+        let text = format!("if x:\n{}y = 1; z = {}1\n", " ".repeat(600), "-".repeat(600));
+        assert!(shallowest(&text) >= 1200, "{}", shallowest(&text));
+    }
+
+    fn tokens(text: &str) -> Vec<Token> {
+        ruff_python_parser::parse_unchecked_source(text, ruff_python_ast::PySourceType::Python).tokens().to_vec()
+    }
+
+    #[test]
+    fn small_texts_are_judged_after_parsing_large_ones_before() {
+        let shallow = "x = 1\n";
+        assert_eq!(before_parsing(shallow), Ok(()));
+        assert_eq!(after_parsing(shallow, &tokens(shallow)), Ok(()));
+
         let deep = format!("x = {}1\n", "-".repeat(MAX_NESTING as usize + 10));
-        assert!(matches!(check(&deep), Err(Refusal::TooDeep { .. })));
+        assert_eq!(before_parsing(&deep), Ok(()));
+        // `x`, `=` and the minus signs: the 10,001st token is the minus at this offset.
+        assert_eq!(after_parsing(&deep, &tokens(&deep)), Err(Refusal::TooDeep { offset: MAX_NESTING as usize + 2 }));
+
+        let large = format!("{deep}{}", "x = 1\n".repeat(PARSE_FIRST_MAX_BYTES / 6));
+        assert!(large.len() > PARSE_FIRST_MAX_BYTES);
+        assert!(matches!(before_parsing(&large), Err(Refusal::TooDeep { offset }) if offset > MAX_NESTING as usize));
+        assert_eq!(after_parsing(&large, &[]), Ok(()));
     }
 }
