@@ -162,23 +162,33 @@ fn may_continue_after(byte: Option<&u8>) -> bool {
 const WORD_REACH: usize = 40;
 
 /// Whether joining the literal whose closing quote is at `at` with the one whose text starts at `end`
-/// can form a word the rules need across the junction. Judged on the word characters on both sides;
-/// when they run into an escape or into a quote (a chain of more literals), the answer is yes.
+/// can form a word the rules need across the junction, judged on the word characters on both sides.
+/// To the right the word may run on through further joined literals (`"n_" "jo" "bs"`), which are
+/// followed. To the left it need not be: a word that also crosses an earlier junction is found at that
+/// one, whose left side holds the word's start. An escape stops a side: one that decodes to a word
+/// character is a site of its own ([`may_spell_a_word`]).
 fn junction_spells(bytes: &[u8], at: usize, end: usize) -> bool {
     static WORDS: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
     let words = WORDS.get_or_init(crate::python::prefilter_words);
     let left = bytes[..at].iter().rev().take(WORD_REACH).take_while(|byte| is_first_word_byte(Some(byte))).count();
-    let right = bytes[end..].iter().take(WORD_REACH).take_while(|byte| is_word_byte(Some(byte))).count();
-    let before = at - left;
-    let after = end + right;
-    if matches!(before.checked_sub(1).and_then(|at| bytes.get(at)), Some(b'\\' | b'"' | b'\''))
-        || matches!(bytes.get(after), Some(b'\\' | b'"' | b'\''))
-    {
-        return true;
+    let mut joined = Vec::with_capacity(left + WORD_REACH);
+    joined.extend_from_slice(&bytes[at - left..at]);
+    let mut from = end;
+    // Each literal followed adds a character or ends the chain, except empty ones, which `joined_end`
+    // passes over: at most WORD_REACH literals.
+    for _ in 0..WORD_REACH {
+        let room = left + WORD_REACH - joined.len();
+        let run = bytes[from..].iter().take(room).take_while(|byte| is_word_byte(Some(byte))).count();
+        joined.extend_from_slice(&bytes[from..from + run]);
+        let stop = from + run;
+        match bytes.get(stop) {
+            Some(b'"' | b'\'') if run < room => match joined_end(bytes, stop) {
+                Some(next) => from = next,
+                None => break,
+            },
+            _ => break,
+        }
     }
-    let mut joined = Vec::with_capacity(left + right);
-    joined.extend_from_slice(&bytes[before..at]);
-    joined.extend_from_slice(&bytes[end..after]);
     words.iter().any(|word| {
         memchr::memmem::find_iter(&joined, word.as_bytes()).any(|start| start < left && start + word.len() > left)
     })
@@ -322,9 +332,11 @@ fn rewrite(bytes: &[u8]) -> (Vec<u8>, Vec<u8>) {
                 }
             },
             _ => {
-                decoded.push(byte);
-                joined.push(byte);
-                index += 1;
+                // Text up to the next backslash or quote is copied as it is.
+                let end = memchr::memchr3(b'\\', b'"', b'\'', &bytes[index..]).map_or(bytes.len(), |run| index + run);
+                decoded.extend_from_slice(&bytes[index..end]);
+                joined.extend_from_slice(&bytes[index..end]);
+                index = end;
             }
         }
     }
@@ -389,6 +401,13 @@ mod tests {
         assert!(may_spell_a_word("k = \"Pa\" \"rallel\"\n"));
         // A chain of short literals is judged as a whole.
         assert!(may_spell_a_word("p = {'n' '_' 'jobs': -1}\n"));
+        assert!(may_spell_a_word("p = {'n' '_' 'jo'  # split\n  'bs': -1}\n"));
+        assert!(may_spell_a_word("p = {\"x n\" '_' \"\" 'jo' 'bs': -1}\n"));
+        // A literal whose text starts or ends with a quote of the other kind, or a prefix letter before
+        // an opening quote, joins into no word.
+        assert!(!may_spell_a_word("msg = (\"must be \"\n    f\"'decision_function', got {x}\")\n"));
+        assert!(!may_spell_a_word("msg = (\"check that 'dense' 'arpack' & 'randomized' agree\")\n"));
+        assert!(!may_spell_a_word("MSG = r\"'percentiles' values must be in [0, 1]\"\n"));
     }
 
     #[test]
