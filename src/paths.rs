@@ -38,7 +38,19 @@ pub fn slashed(path: &Path) -> String {
 
 /// The absolute, normalised path of a checked file, given the working directory the run started in.
 pub fn absolute(path: &Path, cwd: &Path) -> PathBuf {
-    if path.is_absolute() { normalize(path) } else { normalize(&cwd.join(path)) }
+    let joined = if path.is_absolute() { path.to_path_buf() } else { cwd.join(path) };
+    if is_normal(&joined) { joined } else { normalize(&joined) }
+}
+
+/// Whether an absolute path is already what [`normalize`] makes of it: no empty, `.` or `..` segment.
+/// A byte check, much cheaper than walking the components, for the paths of a walk that nearly all are.
+fn is_normal(path: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let bytes = path.as_os_str().as_bytes();
+    bytes == b"/"
+        || bytes
+            .strip_prefix(b"/")
+            .is_some_and(|rest| rest.split(|byte| *byte == b'/').all(|segment| !matches!(segment, b"" | b"." | b"..")))
 }
 
 /// `file`'s path relative to `root` with forward slashes, when the file lies below `root`. Symbolic
@@ -77,6 +89,25 @@ mod tests {
         assert_eq!(normalize(Path::new("/a/./b/../c")), PathBuf::from("/a/c"));
         assert_eq!(normalize(Path::new("./x/y")), PathBuf::from("x/y"));
         assert_eq!(normalize(Path::new("../x")), PathBuf::from("../x"));
+    }
+
+    #[test]
+    fn absolute_paths_are_normal_whatever_the_shortcut() {
+        let cwd = Path::new("/repo");
+        for (path, expected) in [
+            ("a/b.py", "/repo/a/b.py"),
+            (".hidden/b.py", "/repo/.hidden/b.py"),
+            ("./a/./b.py", "/repo/a/b.py"),
+            ("a/../b.py", "/repo/b.py"),
+            ("a//b.py", "/repo/a/b.py"),
+            ("a/b/", "/repo/a/b"),
+            ("/x/..y/z", "/x/..y/z"),
+            ("/x/../y", "/y"),
+            ("/", "/"),
+        ] {
+            assert_eq!(absolute(Path::new(path), cwd), PathBuf::from(expected), "{path}");
+            assert_eq!(absolute(Path::new(path), cwd), normalize(&cwd.join(path)), "{path}");
+        }
     }
 
     #[test]
