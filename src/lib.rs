@@ -13,6 +13,7 @@ pub mod fingerprint;
 pub mod k8s;
 pub mod lint;
 pub mod paths;
+pub mod pod_template;
 pub mod python;
 pub mod registry;
 pub mod report;

@@ -14,6 +14,7 @@ use ruff_text_size::{TextRange, TextSize};
 use crate::diagnostic::{Diagnostic, Finding};
 use crate::discover::FileKind;
 use crate::k8s;
+use crate::pod_template;
 use crate::python;
 use crate::registry::{Family, Rule};
 use crate::settings::Settings;
@@ -51,7 +52,7 @@ pub struct FileResult {
     /// A parsed manifest, checked in the cross-file phase.
     pub manifest: Option<k8s::ManifestFile>,
     /// Airflow operators of a DAG that name a `pod_template_file`.
-    pub pod_templates: Vec<k8s::TemplateUse>,
+    pub pod_templates: Vec<pod_template::TemplateUse>,
     /// Informational lines (a skipped Helm chart template).
     pub notices: Vec<String>,
 }
@@ -302,7 +303,7 @@ fn check_input_inner(input: Input) -> FileResult {
             let (findings, templates) = check_python(&file, rules, settings);
             result.pod_templates = templates
                 .into_iter()
-                .map(|call| k8s::TemplateUse {
+                .map(|call| pod_template::TemplateUse {
                     dag: Arc::clone(&file),
                     settings: Arc::clone(&input.settings),
                     rules,
@@ -338,7 +339,7 @@ fn check_python(
     file: &SourceFile,
     rules: crate::selection::RuleSet,
     settings: &Settings,
-) -> (Vec<Finding>, Vec<k8s::PodTemplateCall>) {
+) -> (Vec<Finding>, Vec<pod_template::PodTemplateCall>) {
     let any_python = rules.iter().any(|rule| rule.family() == Family::Python);
     let any_manifest = rules.iter().any(|rule| rule.family() == Family::Manifest);
     if !any_python && !any_manifest && !rules.contains(Rule::SyntaxError) {

@@ -6,7 +6,6 @@ use std::sync::Arc;
 use globset::{Glob, GlobSet, GlobSetBuilder};
 
 use crate::config::{ConfigFile, DEFAULT_GPU_RESOURCE, Options};
-use crate::python::CapNames;
 use crate::registry::{Rule, Severity};
 use crate::selection::{RuleSet, UnknownSelector, resolve_selectors};
 
@@ -222,13 +221,6 @@ impl Settings {
         let absolute = crate::paths::absolute(path, &self.cwd);
         let relative = absolute.strip_prefix(&self.root).unwrap_or(path);
         self.exclude.is_match(relative) || path.file_name().is_some_and(|name| self.exclude.is_match(Path::new(name)))
-    }
-
-    /// The names that make a Python value "bounded".
-    pub fn cap_names(&self) -> CapNames {
-        let mut variables = self.thread_caps.clone();
-        variables.extend(self.limit_env.iter().cloned());
-        CapNames { variables, helpers: self.cap_helpers.clone() }
     }
 }
 

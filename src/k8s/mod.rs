@@ -28,7 +28,6 @@ use crate::selection::RuleSet;
 use crate::settings::Settings;
 use crate::source::SourceFile;
 
-pub use airflow::{EnvOverlay, OverlayValue, PodTemplateCall, ResourcesOverlay, TemplateUse};
 pub use project::{Outcome, check};
 
 /// A parsed manifest file, waiting for the cross-file phase.

@@ -8,13 +8,14 @@ use std::sync::Arc;
 use rayon::prelude::*;
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use super::airflow::{self, TemplateUse, View};
+use super::airflow::{self, View};
 use super::configmaps::{ConfigMapIndex, ConfigMapRef};
 use super::env::Env;
 use super::model::Object;
 use super::rules::{self, Checker, ContainerContext, CpuLimit, Merged, Project, Reported};
 use super::{ManifestFile, suppress};
 use crate::diagnostic::{Diagnostic, Finding};
+use crate::pod_template::TemplateUse;
 use crate::source::SourceFile;
 
 /// What the cross-file phase produced.

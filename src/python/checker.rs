@@ -14,6 +14,7 @@ use super::resolve::{At, Resolver, Value};
 use super::rules;
 use super::semantic::{BindingKind, ScopeId, ScopeKind};
 use crate::diagnostic::Finding;
+use crate::pod_template::PodTemplateCall;
 use crate::registry::Rule;
 use crate::selection::RuleSet;
 
@@ -61,6 +62,8 @@ pub struct Checker<'m, 'a> {
     findings: Vec<Finding>,
     reported: FxHashSet<(Rule, TextRange)>,
     lines: OnceCell<LineIndex>,
+    /// The operator calls that name a `pod_template_file`, when the manifest rules want them.
+    pod_templates: Option<Vec<PodTemplateCall>>,
     /// Which keys [`Checker::mentions_quoted_key`] found quoted in the source, searched once per key.
     quoted_keys: RefCell<FxHashMap<&'static str, bool>>,
 }
@@ -81,7 +84,14 @@ impl<'m, 'a> Checker<'m, 'a> {
             reported: FxHashSet::default(),
             lines: OnceCell::new(),
             quoted_keys: RefCell::default(),
+            pod_templates: None,
         }
+    }
+
+    /// Makes the walk also collect the operator calls that name a `pod_template_file`
+    /// ([`Checker::into_parts`] returns them).
+    pub fn collect_pod_templates(&mut self) {
+        self.pod_templates = Some(Vec::new());
     }
 
     /// Whether `key` appears anywhere in the module as a quoted string (`"key"` or `'key'`), as a
@@ -94,9 +104,10 @@ impl<'m, 'a> Checker<'m, 'a> {
         })
     }
 
-    /// The findings, in the order they were reported.
-    pub fn into_findings(self) -> Vec<Finding> {
-        self.findings
+    /// The findings, in the order they were reported, and the operator calls collected for the manifest
+    /// rules (in the order of the walk; none unless [`Checker::collect_pod_templates`] was called).
+    pub fn into_parts(self) -> (Vec<Finding>, Vec<PodTemplateCall>) {
+        (self.findings, self.pod_templates.unwrap_or_default())
     }
 
     /// Whether `rule` runs.
@@ -238,7 +249,11 @@ impl<'m, 'a> Checker<'m, 'a> {
         rules::unbounded_joblib_parallel::call(self, call, callee);
         rules::unsized_process_pool::call(self, call, callee);
         rules::node_cpu_count::call(self, call, callee);
-        rules::kpo::call(self, call, callee);
+        rules::kpo_missing_cpu_limit::call(self, call, callee);
+        if self.pod_templates.is_some() && callee.is_some_and(knowledge::is_pod_operator) {
+            let found = super::pod_templates::template_call(&self.resolver, call, self.at(call.range().start()));
+            self.pod_templates.get_or_insert_default().extend(found);
+        }
         if let Some(option) = super::cli_option::declared_by(call, callee) {
             rules::n_jobs_all_cores::cli_option(self, &option);
             rules::node_cpu_count::cli_option(self, &option);

@@ -178,6 +178,12 @@ pub enum BoosterEntry {
     Train,
 }
 
+/// Whether a canonical callee is an Airflow pod operator: `KubernetesPodOperator`, the provider's
+/// variants and subclasses that capslint knows (canonically `airflow.KubernetesPodOperator.<class>`).
+pub fn is_pod_operator(callee: &str) -> bool {
+    callee.strip_prefix("airflow.KubernetesPodOperator.").is_some_and(|class| class.ends_with("PodOperator"))
+}
+
 /// Classifies a canonical callee as a booster entry point.
 pub fn booster_entry(canonical_name: &str) -> Option<(Booster, BoosterEntry)> {
     let (module, name) = canonical_name.split_once('.')?;

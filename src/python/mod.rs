@@ -7,6 +7,7 @@ mod checker;
 mod cli_option;
 mod env;
 pub mod knowledge;
+mod pod_templates;
 mod prescan;
 mod resolve;
 mod rules;
@@ -34,7 +35,7 @@ pub struct PythonOutcome {
     /// Every comment's range.
     pub comments: Vec<TextRange>,
     /// Operator calls whose `pod_template_file` the manifest rules check.
-    pub pod_templates: Vec<crate::k8s::PodTemplateCall>,
+    pub pod_templates: Vec<crate::pod_template::PodTemplateCall>,
 }
 
 /// Words without which no CAP1xx rule can fire; with the load-time variables
@@ -142,19 +143,16 @@ fn analyse(text: &str, rules: RuleSet, settings: &Settings) -> PythonOutcome {
     }
     let module = parsed.syntax();
     let model = semantic::SemanticModel::build(&module.body);
-    let caps = settings.cap_names();
+    let caps = CapNames::for_settings(settings);
     let budget = budget::Budget::for_source(text.len());
     let resolver = resolve::Resolver::new(&model, &caps, &budget);
     let mut checker = checker::Checker::new(resolver, rules, settings.strict, text);
+    if rules.iter().any(|rule| rule.family() == crate::registry::Family::Manifest) && text.contains("pod_template_file")
+    {
+        checker.collect_pod_templates();
+    }
     checker.visit_body(&module.body);
-    let findings = checker.into_findings();
-    let wants_templates = rules.iter().any(|rule| rule.family() == crate::registry::Family::Manifest);
-    let pod_templates = if wants_templates && text.contains("pod_template_file") && !budget.is_exhausted() {
-        let resolver = resolve::Resolver::new(&model, &caps, &budget);
-        rules::kpo::pod_template_calls(&resolver, &module.body)
-    } else {
-        Vec::new()
-    };
+    let (findings, pod_templates) = checker.into_parts();
     if budget.is_exhausted() {
         // A partial analysis would report some findings and miss others: report the file instead.
         let findings = rules.contains(Rule::AnalysisBudgetExceeded).then(|| budget.finding()).into_iter().collect();

@@ -182,6 +182,14 @@ pub struct CapNames {
 }
 
 impl CapNames {
+    /// The names the settings make bounded: the configured thread caps, the Downward API variable and
+    /// the cap helpers.
+    pub fn for_settings(settings: &crate::settings::Settings) -> Self {
+        let mut variables = settings.thread_caps.clone();
+        variables.extend(settings.limit_env.iter().cloned());
+        CapNames { variables, helpers: settings.cap_helpers.clone() }
+    }
+
     /// Whether reading `variable` yields a value bounded by the pod's CPU cap.
     pub fn is_cap_variable(&self, variable: &str) -> bool {
         thread_variables::is_cap(variable)

@@ -1,6 +1,7 @@
-//! The Python rules, one module per rule (CAP107 and CAP108 share the operator analysis).
+//! The Python rules, one module per rule, each named after its rule (CAP107 kpo-missing-cpu-limit and
+//! CAP108 kpo-missing-cpu-limit-ref share one module: the same operator analysis).
 
-pub mod kpo;
+pub mod kpo_missing_cpu_limit;
 pub mod late_thread_cap;
 pub mod missing_thread_count;
 pub mod n_jobs_all_cores;
