@@ -52,7 +52,7 @@ pub fn check(mut files: Vec<ManifestFile>, mut uses: Vec<TemplateUse>) -> Outcom
     let excluded: FxHashSet<(usize, usize)> = views_by_object.keys().copied().collect();
     let mut reported: Vec<Reported> =
         (0..files.len()).into_par_iter().flat_map_iter(|index| check_file(&project, index, &views_by_object)).collect();
-    reported.extend(rules::vram_overcommit::check(&project, &excluded));
+    reported.extend(rules::gpu_vram_overcommit::check(&project, &excluded));
 
     let findings = suppress::apply(&files, merge_duplicates(reported));
     outcome.diagnostics = findings

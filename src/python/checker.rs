@@ -1,5 +1,7 @@
 //! The single AST walk that runs every enabled Python rule, tracking the current scope, the enclosing
-//! joblib contexts (`with parallel_config(...)`) and the enclosing function for execution order.
+//! joblib contexts (`with parallel_config(...)`, which CAP103's module reads and writes) and the enclosing
+//! function for execution order. It also collects the Airflow operator calls that the manifest rules
+//! check ([`super::pod_templates`]).
 
 use ruff_python_ast::visitor::{self, Visitor};
 use ruff_python_ast::{self as ast, Expr, Stmt};
@@ -9,8 +11,8 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use std::cell::{OnceCell, RefCell};
 
 use super::env::EnvWrite;
-use super::knowledge::{self, JoblibCall};
-use super::resolve::{At, Resolver, Value};
+use super::libraries;
+use super::resolve::{At, Resolver};
 use super::rules;
 use super::semantic::{BindingKind, ScopeId, ScopeKind};
 use crate::diagnostic::Finding;
@@ -20,26 +22,6 @@ use crate::selection::RuleSet;
 
 /// How many lines apart a secondary label may be before it is named instead of drawn.
 const MAX_LABEL_DISTANCE: usize = 6;
-
-/// How a joblib context manager configures the `Parallel` calls inside it.
-#[derive(Debug, Clone)]
-pub struct ParallelContext {
-    /// The backend it sets, if it names one.
-    pub backend: Option<Backend>,
-    /// Whether it bounds the threads of each worker (`inner_max_num_threads`, or a cap helper).
-    pub inner_capped: bool,
-}
-
-/// A joblib backend, as far as CAP103 cares.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Backend {
-    /// `loky` or `multiprocessing`: worker processes that each size their own thread pools.
-    Process,
-    /// `threading` or `sequential`: no new process.
-    Threads,
-    /// Something else (`dask`, `ray`, an expression).
-    Other,
-}
 
 /// The state of the walk and the place where rules report.
 pub struct Checker<'m, 'a> {
@@ -53,8 +35,8 @@ pub struct Checker<'m, 'a> {
     pub source: &'a str,
     /// The current scope.
     pub scope: ScopeId,
-    /// Enclosing joblib contexts, innermost last.
-    pub contexts: Vec<ParallelContext>,
+    /// Enclosing joblib contexts, innermost last (CAP103 pushes and reads them).
+    pub contexts: Vec<rules::unbounded_joblib_parallel::ParallelContext>,
     /// Enclosing functions: name and the scope the `def` is in.
     pub functions: Vec<(&'a str, ScopeId)>,
     /// The call being assigned to a plain name by the statement being visited (`model = LGBMClassifier()`).
@@ -173,50 +155,15 @@ impl<'m, 'a> Checker<'m, 'a> {
         self.resolver.eval(expr, self.at(expr.range().start()))
     }
 
-    fn enter_with_item(&mut self, item: &'a ast::WithItem) -> bool {
-        let Expr::Call(call) = &item.context_expr else { return false };
-        let Some(callee) = self.callee(call) else { return false };
-        if self.resolver_is_cap_helper(&callee) {
-            self.contexts.push(ParallelContext { backend: None, inner_capped: true });
-            return true;
-        }
-        let Some(kind) = JoblibCall::from_name(&callee) else { return false };
-        if kind == JoblibCall::Parallel {
-            return false;
-        }
-        let backend = call_argument(call, "backend", Some(0)).map(|backend| self.backend_of(backend));
-        let inner_capped = call_argument(call, "inner_max_num_threads", None)
-            .is_some_and(|value| !matches!(self.eval(value).value, Value::None));
-        self.contexts.push(ParallelContext { backend, inner_capped });
-        true
-    }
-
-    fn resolver_is_cap_helper(&self, callee: &str) -> bool {
-        self.resolver.is_cap_helper(callee)
-    }
-
-    /// Classifies a backend argument.
-    pub fn backend_of(&self, expr: &'a Expr) -> Backend {
-        match self.eval(expr).value {
-            Value::Str(name) => match name.as_str() {
-                "loky" | "multiprocessing" => Backend::Process,
-                "threading" | "sequential" => Backend::Threads,
-                _ => Backend::Other,
-            },
-            Value::None => Backend::Process,
-            _ => Backend::Other,
-        }
-    }
-
     /// Whether a call can matter to a rule: its keywords, or a callee a rule knows by name.
     fn may_matter(call: &ast::ExprCall) -> bool {
         let keywords = call.arguments.keywords.iter().any(|keyword| match &keyword.arg {
             None => true,
-            Some(arg) => knowledge::PARALLELISM_KEYWORDS.contains(&arg.as_str()),
+            Some(arg) => libraries::PARALLELISM_KEYWORDS.contains(&arg.as_str()),
         });
         keywords
             || match call.func.as_ref() {
-                Expr::Attribute(attribute) => knowledge::is_interesting_attribute(attribute.attr.as_str()),
+                Expr::Attribute(attribute) => libraries::is_interesting_attribute(attribute.attr.as_str()),
                 _ => true,
             }
     }
@@ -250,7 +197,7 @@ impl<'m, 'a> Checker<'m, 'a> {
         rules::unsized_process_pool::call(self, call, callee);
         rules::node_cpu_count::call(self, call, callee);
         rules::kpo_missing_cpu_limit::call(self, call, callee);
-        if self.pod_templates.is_some() && callee.is_some_and(knowledge::is_pod_operator) {
+        if self.pod_templates.is_some() && callee.is_some_and(libraries::is_pod_operator) {
             let found = super::pod_templates::template_call(&self.resolver, call, self.at(call.range().start()));
             self.pod_templates.get_or_insert_default().extend(found);
         }
@@ -320,7 +267,7 @@ impl<'a> Visitor<'a> for Checker<'_, 'a> {
                 let mut pushed = 0;
                 for item in &with_stmt.items {
                     self.visit_with_item(item);
-                    pushed += usize::from(self.enter_with_item(item));
+                    pushed += usize::from(rules::unbounded_joblib_parallel::enter_with_item(self, item));
                 }
                 self.visit_body(&with_stmt.body);
                 self.contexts.truncate(self.contexts.len() - pushed);
@@ -391,7 +338,7 @@ impl Checker<'_, '_> {
     }
 
     /// Whether `callee` is a thread-count keyword target of a booster, for messages.
-    pub fn booster_of(callee: Option<&str>) -> Option<knowledge::Booster> {
-        callee.and_then(knowledge::Booster::from_module)
+    pub fn booster_of(callee: Option<&str>) -> Option<libraries::Booster> {
+        callee.and_then(libraries::Booster::from_module)
     }
 }

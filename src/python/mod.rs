@@ -6,7 +6,7 @@ mod budget;
 mod checker;
 mod cli_option;
 mod env;
-pub mod knowledge;
+pub mod libraries;
 mod pod_templates;
 mod prescan;
 mod resolve;

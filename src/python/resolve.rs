@@ -10,7 +10,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::budget::Budget;
 
-use super::knowledge::{self, NODE_CPU_COUNT_CALLS, QUOTA_AWARE_CPU_COUNT_CALLS};
+use super::libraries::{self, NODE_CPU_COUNT_CALLS, QUOTA_AWARE_CPU_COUNT_CALLS};
 use super::semantic::{Binding, BindingKind, DictMutation, ScopeId, SemanticModel};
 use crate::thread_variables;
 
@@ -303,7 +303,7 @@ impl<'m, 'a> Resolver<'m, 'a> {
 
     /// The canonical qualified name of `expr` (`jb.Parallel` -> `joblib.Parallel`), if it is an import.
     pub fn qualified_name(&self, expr: &'a Expr, at: At) -> Option<String> {
-        self.raw_qualified_name(expr, at, 0).map(|name| knowledge::canonical(&name).into_owned())
+        self.raw_qualified_name(expr, at, 0).map(|name| libraries::canonical(&name).into_owned())
     }
 
     fn raw_qualified_name(&self, expr: &'a Expr, at: At, depth: u32) -> Option<String> {
@@ -337,7 +337,7 @@ impl<'m, 'a> Resolver<'m, 'a> {
             }
             Expr::Call(call) => {
                 let base = self.raw_qualified_name(&call.func, at, depth + 1)?;
-                let canonical = knowledge::canonical(&base);
+                let canonical = libraries::canonical(&base);
                 // Only calls whose result is itself a namespace we know are followed.
                 matches!(canonical.as_ref(), "multiprocessing.get_context" | "threadpoolctl.ThreadpoolController")
                     .then(|| format!("{canonical}()"))

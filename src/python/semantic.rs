@@ -451,7 +451,7 @@ impl<'a> Visitor<'a> for Builder<'a> {
                 for target in &assign.targets {
                     if let Expr::Attribute(attribute) = target
                         && let Expr::Name(name) = attribute.value.as_ref()
-                        && super::knowledge::is_thread_count_keyword(attribute.attr.as_str())
+                        && super::libraries::is_thread_count_keyword(attribute.attr.as_str())
                     {
                         self.model.thread_configured.insert((self.scope, name.id.as_str()));
                     }
@@ -618,7 +618,7 @@ impl<'a> Visitor<'a> for Builder<'a> {
                     && attribute.attr.as_str() == "set_params"
                     && let Expr::Name(name) = attribute.value.as_ref()
                     && call.arguments.keywords.iter().any(|keyword| {
-                        keyword.arg.as_ref().is_some_and(|arg| super::knowledge::is_thread_count_keyword(arg.as_str()))
+                        keyword.arg.as_ref().is_some_and(|arg| super::libraries::is_thread_count_keyword(arg.as_str()))
                     })
                 {
                     self.model.thread_configured.insert((self.scope, name.id.as_str()));

@@ -1,16 +1,16 @@
 //! The CAP2xx rules, one module each, and what they share: the container being checked with its pod,
 //! object, effective environment and CPU limit, and the checker that collects what they report.
 
-mod cap_exceeds_limit;
-mod cpu_limit;
-mod cpu_limit_ref;
-mod extended_resources;
-mod fractional_limit;
-mod gpu_budget;
-mod guaranteed;
-mod thread_caps;
-pub mod vram_overcommit;
-mod wait_policy;
+mod extended_resource_mismatch;
+mod fractional_cpu_limit;
+pub mod gpu_vram_overcommit;
+mod gpu_without_vram_budget;
+mod missing_cpu_limit;
+mod missing_cpu_limit_ref;
+mod missing_thread_caps;
+mod not_guaranteed_for_exclusive_cpus;
+mod omp_wait_policy_not_passive;
+mod thread_cap_exceeds_limit;
 
 use std::sync::Arc;
 
@@ -231,20 +231,20 @@ impl<'p> Checker<'p> {
 /// Runs every per-container and per-pod rule on one pod.
 pub fn check_pod<'p>(checker: &mut Checker<'p>, contexts: &[ContainerContext<'p>]) {
     for context in contexts {
-        cpu_limit::check(checker, context);
+        missing_cpu_limit::check(checker, context);
         if context.container.init {
             continue;
         }
-        cpu_limit_ref::check(checker, context);
-        thread_caps::check(checker, context);
-        cap_exceeds_limit::check(checker, context);
-        wait_policy::check(checker, context);
-        fractional_limit::check(checker, context);
-        gpu_budget::check(checker, context);
-        extended_resources::check(checker, context);
+        missing_cpu_limit_ref::check(checker, context);
+        missing_thread_caps::check(checker, context);
+        thread_cap_exceeds_limit::check(checker, context);
+        omp_wait_policy_not_passive::check(checker, context);
+        fractional_cpu_limit::check(checker, context);
+        gpu_without_vram_budget::check(checker, context);
+        extended_resource_mismatch::check(checker, context);
     }
-    fractional_limit::check_pod_level(checker, contexts);
-    guaranteed::check(checker, contexts);
+    fractional_cpu_limit::check_pod_level(checker, contexts);
+    not_guaranteed_for_exclusive_cpus::check(checker, contexts);
 }
 
 /// `a`, `a and b`, `a, b and c`.

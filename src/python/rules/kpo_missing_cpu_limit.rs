@@ -9,7 +9,7 @@ use ruff_text_size::Ranged;
 
 use crate::diagnostic::Finding;
 use crate::python::checker::{Checker, call_argument, kwargs_splats};
-use crate::python::knowledge::is_pod_operator;
+use crate::python::libraries::is_pod_operator;
 use crate::python::resolve::{At, Value};
 use crate::registry::Rule;
 

@@ -8,7 +8,7 @@ use ruff_text_size::{TextRange, TextSize};
 use crate::diagnostic::Finding;
 use crate::python::checker::Checker;
 use crate::python::env::EnvWrite;
-use crate::python::knowledge::{loaders_of, what_loads};
+use crate::python::libraries::{loaders_of, what_loads};
 use crate::python::semantic::{ScopeId, ScopeKind};
 use crate::registry::Rule;
 

@@ -5,7 +5,7 @@ use ruff_text_size::{Ranged, TextRange};
 
 use crate::diagnostic::Finding;
 use crate::python::checker::{Checker, call_argument, kwargs_splats};
-use crate::python::knowledge::{Booster, BoosterEntry, booster_entry, is_thread_count_keyword};
+use crate::python::libraries::{Booster, BoosterEntry, booster_entry, is_thread_count_keyword};
 use crate::python::resolve::{DictValue, Value};
 use crate::registry::Rule;
 

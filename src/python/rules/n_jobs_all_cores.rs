@@ -6,7 +6,7 @@ use ruff_text_size::{Ranged, TextRange};
 use crate::diagnostic::Finding;
 use crate::python::checker::{Checker, call_argument, kwargs_splats};
 use crate::python::cli_option::{self, CliOption};
-use crate::python::knowledge::{
+use crate::python::libraries::{
     Booster, BoosterEntry, JoblibCall, booster_entry, is_query_call, is_thread_count_keyword,
 };
 use crate::python::resolve::{Resolved, Value};

@@ -10,7 +10,7 @@ use crate::diagnostic::Finding;
 use crate::python::checker::Checker;
 use crate::python::cli_option::CliOption;
 use crate::python::env::EnvWrite;
-use crate::python::knowledge::{
+use crate::python::libraries::{
     JoblibCall, PARALLELISM_KEYWORDS, POSITIONAL_PARALLELISM, PROCESS_POOLS, describe_counter, is_thread_count_keyword,
 };
 use crate::python::resolve::Value;

@@ -5,10 +5,64 @@ use ruff_python_ast as ast;
 use ruff_text_size::Ranged;
 
 use crate::diagnostic::Finding;
-use crate::python::checker::{Backend, Checker, call_argument, kwargs_splats};
-use crate::python::knowledge::{JoblibCall, describe_counter};
+use crate::python::checker::{Checker, call_argument, kwargs_splats};
+use crate::python::libraries::{JoblibCall, describe_counter};
 use crate::python::resolve::{Unknown, Value};
 use crate::registry::Rule;
+
+/// How a joblib context manager configures the `Parallel` calls inside it.
+#[derive(Debug, Clone)]
+pub struct ParallelContext {
+    /// The backend it sets, if it names one.
+    pub backend: Option<Backend>,
+    /// Whether it bounds the threads of each worker (`inner_max_num_threads`, or a cap helper).
+    pub inner_capped: bool,
+}
+
+/// A joblib backend, as far as CAP103 cares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    /// `loky` or `multiprocessing`: worker processes that each size their own thread pools.
+    Process,
+    /// `threading` or `sequential`: no new process.
+    Threads,
+    /// Something else (`dask`, `ray`, an expression).
+    Other,
+}
+
+/// Enters a `with` item: a joblib context manager (`parallel_config(...)`, `parallel_backend(...)`) or a
+/// cap helper configures the `Parallel` calls in its body. Returns whether a context was pushed onto
+/// [`Checker::contexts`] (the walk pops it after the body).
+pub fn enter_with_item<'a>(checker: &mut Checker<'_, 'a>, item: &'a ast::WithItem) -> bool {
+    let ast::Expr::Call(call) = &item.context_expr else { return false };
+    let Some(callee) = checker.callee(call) else { return false };
+    if checker.resolver.is_cap_helper(&callee) {
+        checker.contexts.push(ParallelContext { backend: None, inner_capped: true });
+        return true;
+    }
+    let Some(kind) = JoblibCall::from_name(&callee) else { return false };
+    if kind == JoblibCall::Parallel {
+        return false;
+    }
+    let backend = call_argument(call, "backend", Some(0)).map(|backend| backend_of(checker, backend));
+    let inner_capped = call_argument(call, "inner_max_num_threads", None)
+        .is_some_and(|value| !matches!(checker.eval(value).value, Value::None));
+    checker.contexts.push(ParallelContext { backend, inner_capped });
+    true
+}
+
+/// Classifies a backend argument.
+fn backend_of<'a>(checker: &Checker<'_, 'a>, expr: &'a ast::Expr) -> Backend {
+    match checker.eval(expr).value {
+        Value::Str(name) => match name.as_str() {
+            "loky" | "multiprocessing" => Backend::Process,
+            "threading" | "sequential" => Backend::Threads,
+            _ => Backend::Other,
+        },
+        Value::None => Backend::Process,
+        _ => Backend::Other,
+    }
+}
 
 /// The positional index of `n_jobs` and `backend` in each entry point's signature.
 const fn positions(kind: JoblibCall) -> (usize, usize) {
@@ -33,7 +87,7 @@ fn backend<'a>(checker: &Checker<'_, 'a>, call: &'a ast::ExprCall, kind: JoblibC
         return Backend::Threads;
     }
     match call_argument(call, "backend", Some(backend_index)) {
-        Some(expr) => checker.backend_of(expr),
+        Some(expr) => backend_of(checker, expr),
         None if kind == JoblibCall::Parallel => {
             checker.contexts.iter().rev().find_map(|context| context.backend).unwrap_or(Backend::Process)
         }

@@ -6,7 +6,7 @@ use ruff_text_size::Ranged;
 
 use crate::diagnostic::Finding;
 use crate::python::checker::{Checker, call_argument, kwargs_splats};
-use crate::python::knowledge::{PROCESS_POOLS, describe_counter};
+use crate::python::libraries::{PROCESS_POOLS, describe_counter};
 use crate::python::resolve::Value;
 use crate::registry::Rule;
 

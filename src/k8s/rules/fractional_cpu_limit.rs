@@ -2,7 +2,7 @@
 //! derived from it are rounded up and oversubscribe, the CFS quota is spread over more runnable threads
 //! than it can serve, and the static CPU Manager never grants exclusive cores.
 
-use super::cap_exceeds_limit::cpus;
+use super::thread_cap_exceeds_limit::cpus;
 use super::{Checker, ContainerContext};
 use crate::diagnostic::Finding;
 use crate::k8s::model::Resource;
