@@ -176,10 +176,9 @@ impl<'m, 'a> Checker<'m, 'a> {
         match model.reaching_bindings(name.id.as_str(), self.scope, call.range().start()) {
             Some((_, bindings)) => {
                 // Resolution follows no more alternatives than this either.
-                bindings
-                    .iter()
-                    .take(super::resolve::MAX_ALTERNATIVES)
-                    .any(|binding| matches!(binding.kind, BindingKind::Import(_) | BindingKind::Assign(_)))
+                bindings.iter().take(super::resolve::MAX_ALTERNATIVES).any(|binding| {
+                    matches!(binding.kind, BindingKind::Import(_) | BindingKind::Assign(_) | BindingKind::Class(_))
+                })
             }
             None => model.has_star_imports(),
         }

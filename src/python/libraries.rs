@@ -15,6 +15,11 @@ const CANONICAL_PREFIXES: &[(&str, &str)] = &[
     ("loky.reusable_executor.", "loky."),
     ("loky.backend.context.", "loky."),
     ("lightgbm.sklearn.", "lightgbm."),
+    // optuna's LightGBM integration: `train`/`cv` and the tuners take LightGBM's params dict.
+    ("optuna.integration.lightgbm.", "lightgbm."),
+    ("optuna.integration._lightgbm_tuner.", "lightgbm."),
+    ("optuna_integration.lightgbm.", "lightgbm."),
+    ("optuna_integration._lightgbm_tuner.", "lightgbm."),
     ("lightgbm.engine.", "lightgbm."),
     ("lightgbm.basic.", "lightgbm."),
     ("xgboost.sklearn.", "xgboost."),
@@ -33,6 +38,8 @@ const CANONICAL_PREFIXES: &[(&str, &str)] = &[
     ("airflow.providers.google.cloud.operators.kubernetes_engine.", "airflow.KubernetesPodOperator."),
     ("airflow.providers.amazon.aws.operators.eks.", "airflow.KubernetesPodOperator."),
     ("airflow.providers.microsoft.azure.operators.aks.", "airflow.KubernetesPodOperator."),
+    ("astronomer.providers.cncf.kubernetes.operators.kubernetes_pod.", "airflow.KubernetesPodOperator."),
+    ("astronomer.providers.google.cloud.operators.kubernetes_engine.", "airflow.KubernetesPodOperator."),
     ("airflow.sdk.task.kubernetes", "airflow.KubernetesPodOperator.KubernetesPodOperator"),
     ("airflow.decorators.task.kubernetes", "airflow.KubernetesPodOperator.KubernetesPodOperator"),
     ("psutil._pslinux.", "psutil."),
@@ -178,10 +185,16 @@ pub enum BoosterEntry {
     Train,
 }
 
+/// joblib backends that run on a cluster (`joblib.parallel_backend("ray", n_jobs=-1)`): their `n_jobs`
+/// counts the cluster's workers, not this node's cores.
+pub const JOBLIB_CLUSTER_BACKENDS: &[&str] = &["ray", "dask", "spark", "ipyparallel"];
+
 /// Whether a canonical callee is an Airflow pod operator: `KubernetesPodOperator`, the provider's
 /// variants and subclasses that capslint knows (canonically `airflow.KubernetesPodOperator.<class>`).
 pub fn is_pod_operator(callee: &str) -> bool {
-    callee.strip_prefix("airflow.KubernetesPodOperator.").is_some_and(|class| class.ends_with("PodOperator"))
+    callee
+        .strip_prefix("airflow.KubernetesPodOperator.")
+        .is_some_and(|class| class.ends_with("PodOperator") || class.ends_with("PodOperatorAsync"))
 }
 
 /// Classifies a canonical callee as a booster entry point.
@@ -196,7 +209,9 @@ fn booster_member(module: &str, name: &str) -> Option<(Booster, BoosterEntry)> {
         ("lightgbm", "LGBMModel" | "LGBMClassifier" | "LGBMRegressor" | "LGBMRanker") => {
             Some((Booster::LightGbm, BoosterEntry::Estimator))
         }
-        ("lightgbm", "train" | "cv") => Some((Booster::LightGbm, BoosterEntry::Train)),
+        ("lightgbm", "train" | "cv" | "LightGBMTuner" | "LightGBMTunerCV") => {
+            Some((Booster::LightGbm, BoosterEntry::Train))
+        }
         (
             "xgboost",
             "XGBModel" | "XGBClassifier" | "XGBRegressor" | "XGBRanker" | "XGBRFClassifier" | "XGBRFRegressor",
@@ -266,6 +281,15 @@ impl Booster {
 /// Whether `keyword` names a thread count for a booster (any alias the libraries accept).
 pub fn is_thread_count_keyword(keyword: &str) -> bool {
     THREAD_COUNT_KEYWORDS.contains(&keyword)
+}
+
+/// A parameter or class field that holds a thread count for some part of the program: a thread-count
+/// keyword, or one with a prefix (`grid_search_n_jobs`, `cv_n_jobs`, `loader_num_threads`).
+pub fn is_thread_count_field(name: &str) -> bool {
+    is_thread_count_keyword(name)
+        || THREAD_COUNT_KEYWORDS
+            .iter()
+            .any(|keyword| name.strip_suffix(keyword).is_some_and(|prefix| prefix.len() > 1 && prefix.ends_with('_')))
 }
 
 /// Top-level packages that load a BLAS or OpenMP runtime when imported, and so read the OpenMP and BLAS
@@ -347,6 +371,7 @@ pub fn is_interesting_attribute(attribute: &str) -> bool {
             | "Option"
             | "DEFINE_integer"
     ) || attribute.ends_with("PodOperator")
+        || attribute.ends_with("PodOperatorAsync")
         || ["lightgbm", "xgboost", "catboost"].iter().any(|module| booster_member(module, attribute).is_some())
 }
 

@@ -336,19 +336,86 @@ impl<'m, 'a> Resolver<'m, 'a> {
                 Some(format!("{base}.{}", attribute.attr.as_str()))
             }
             Expr::Call(call) => {
-                let base = self.raw_qualified_name(&call.func, at, depth + 1)?;
+                let Some(base) = self.raw_qualified_name(&call.func, at, depth + 1) else {
+                    return self.getter_result(call, at, depth);
+                };
                 let canonical = libraries::canonical(&base);
                 // Only calls whose result is itself a namespace we know are followed.
-                matches!(canonical.as_ref(), "multiprocessing.get_context" | "threadpoolctl.ThreadpoolController")
-                    .then(|| format!("{canonical}()"))
+                match canonical.as_ref() {
+                    "multiprocessing.get_context" | "threadpoolctl.ThreadpoolController" => {
+                        Some(format!("{canonical}()"))
+                    }
+                    // Calls that import a module and return it.
+                    "pytest.importorskip" | "importlib.import_module" | "builtins.__import__" => {
+                        let argument = call.arguments.args.first().or_else(|| {
+                            call.arguments
+                                .find_keyword("modname")
+                                .or(call.arguments.find_keyword("name"))
+                                .map(|k| &k.value)
+                        })?;
+                        let Value::Str(module) = self.eval_depth(argument, at, depth + 1).value else { return None };
+                        // `__import__("a.b")` returns the top-level package `a`.
+                        let module = if canonical == "builtins.__import__" {
+                            module.split('.').next().unwrap_or_default().to_string()
+                        } else {
+                            module
+                        };
+                        (!module.is_empty() && !module.starts_with('.')).then_some(module)
+                    }
+                    _ => None,
+                }
             }
             _ => None,
         }
     }
 
+    /// A class of this module that subclasses a pod operator stands for that operator
+    /// (`class TrainOperator(KubernetesPodOperator): ...`), unless its own `__init__` may set what the
+    /// rules look for (resources or environment), which a call would then not show.
+    fn pod_operator_base(&self, class: &'a ast::StmtClassDef, scope: ScopeId, depth: u32) -> Option<String> {
+        let arguments = class.arguments.as_ref()?;
+        let at = At { scope, offset: class.range.start() };
+        let base = arguments.args.iter().find_map(|base| {
+            let name = self.raw_qualified_name(base, at, depth + 1)?;
+            let canonical = libraries::canonical(&name).into_owned();
+            libraries::is_pod_operator(&canonical).then_some(canonical)
+        })?;
+        let sets_pod_arguments = class.body.iter().any(|stmt| match stmt {
+            ast::Stmt::FunctionDef(function) if function.name.as_str() == "__init__" => {
+                let mut finder = WordFinder { words: &["resources", "env"], found: false };
+                ruff_python_ast::visitor::Visitor::visit_body(&mut finder, &function.body);
+                finder.found
+            }
+            _ => false,
+        });
+        (!sets_pod_arguments).then_some(base)
+    }
+
+    /// The module or class a call of a function of this module returns, when every `return` of the
+    /// function returns the same one: a lazy getter (`def lgb(): import lightgbm; return lightgbm`).
+    fn getter_result(&self, call: &'a ast::ExprCall, at: At, depth: u32) -> Option<String> {
+        let Expr::Name(name) = call.func.as_ref() else { return None };
+        let (_, bindings) = self.model.reaching_bindings(name.id.as_str(), at.scope, at.offset)?;
+        let [Binding { kind: BindingKind::Function(function), .. }] = bindings else { return None };
+        let scope = self.model.scope_of_node(function.range.start())?;
+        let mut returns = Vec::new();
+        collect_returns(&function.body, &mut returns);
+        let key = (std::ptr::from_ref(*function) as usize, scope, function.range.start());
+        self.memoised(&self.names, key, depth, || {
+            let mut names = returns
+                .iter()
+                .take(MAX_ALTERNATIVES)
+                .map(|(value, offset)| self.raw_qualified_name(value, At { scope, offset: *offset }, depth + 1));
+            let first = names.next()??;
+            (returns.len() <= MAX_ALTERNATIVES && names.all(|other| other.as_deref() == Some(first.as_str())))
+                .then_some(first)
+        })
+    }
+
     fn binding_qualified(&self, binding: &Binding<'a>, scope: ScopeId, depth: u32) -> Option<String> {
         match binding.kind {
             BindingKind::Import(index) => Some(self.model.import_name(index).to_string()),
+            BindingKind::Class(class) => self.pod_operator_base(class, scope, depth),
             BindingKind::Assign(value) => {
                 let at = At { scope, offset: binding.range.start() };
                 let key = (std::ptr::from_ref(value) as usize, scope, at.offset);
@@ -431,6 +498,11 @@ impl<'m, 'a> Resolver<'m, 'a> {
                 return self.memoised(&self.values, key, depth, || self.eval_name(name, at, depth));
             }
             Expr::Dict(dict) => Value::Dict(Rc::new(self.eval_dict_literal(dict, at, depth))),
+            Expr::Tuple(ast::ExprTuple { elts, .. }) | Expr::List(ast::ExprList { elts, .. })
+                if !elts.is_empty() && elts.iter().all(is_key_value_pair) =>
+            {
+                Value::Dict(Rc::new(self.eval_pairs(elts, at, depth)))
+            }
             Expr::Tuple(ast::ExprTuple { elts, .. }) | Expr::List(ast::ExprList { elts, .. }) => {
                 let strings: Option<Vec<String>> = elts
                     .iter()
@@ -447,6 +519,23 @@ impl<'m, 'a> Resolver<'m, 'a> {
             _ => Value::Unknown(Unknown::Other),
         };
         Resolved::of(value)
+    }
+
+    /// A list of `(key, value)` pairs, as a dict: what `xgboost.train` and `dict(...)` read it as.
+    fn eval_pairs(&self, pairs: &'a [Expr], at: At, depth: u32) -> DictValue<'a> {
+        let mut dict = DictValue::default();
+        for pair in pairs {
+            let (Expr::Tuple(ast::ExprTuple { elts, range, .. }) | Expr::List(ast::ExprList { elts, range, .. })) =
+                pair
+            else {
+                continue;
+            };
+            match self.eval_depth(&elts[0], at, depth + 1).value {
+                Value::Str(key) => dict.entries.push(DictEntry { key, range: *range, value: &elts[1], at }),
+                _ => dict.open = true,
+            }
+        }
+        dict
     }
 
     fn eval_name(&self, name: &'a ast::ExprName, at: At, depth: u32) -> Resolved<'a> {
@@ -695,6 +784,21 @@ impl<'m, 'a> Resolver<'m, 'a> {
                 dict.dedup();
                 Value::Dict(Rc::new(dict))
             }
+            // Copies keep the dict.
+            "copy.copy" | "copy.deepcopy" => {
+                return first.map_or(Resolved::of(Value::Unknown(Unknown::Other)), |argument| {
+                    self.eval_depth(argument, at, depth + 1)
+                });
+            }
+            // `list(params.items())` and `list([("nthread", 4), ...])`: the pairs of a params dict.
+            "builtins.list" | "builtins.tuple" => match first {
+                Some(argument @ (Expr::List(_) | Expr::Tuple(_))) => return self.eval_depth(argument, at, depth + 1),
+                Some(argument @ Expr::Call(inner)) if matches!(inner.func.as_ref(), Expr::Attribute(attribute) if attribute.attr.as_str() == "items") =>
+                {
+                    return self.eval_depth(argument, at, depth + 1);
+                }
+                _ => Value::Unknown(Unknown::Other),
+            },
             "os.getenv" | "os.environ.get" => {
                 match first.map(|argument| self.eval_depth(argument, at, depth + 1).value) {
                     Some(Value::Str(variable)) => self.env_read(&variable),
@@ -706,10 +810,11 @@ impl<'m, 'a> Resolver<'m, 'a> {
         Resolved::of(value)
     }
 
-    /// `params.copy()` keeps the dict; other method calls are unknown.
+    /// `params.copy()` keeps the dict, `params.items()` its pairs; other method calls are unknown.
     fn eval_method_call(&self, call: &'a ast::ExprCall, at: At, depth: u32) -> Resolved<'a> {
+        // `params.copy()` and `params.items()` (pairs, as `xgboost.train` also takes its params).
         if let Expr::Attribute(attribute) = call.func.as_ref()
-            && attribute.attr.as_str() == "copy"
+            && matches!(attribute.attr.as_str(), "copy" | "items")
             && call.arguments.is_empty()
         {
             let inner = self.eval_depth(&attribute.value, at, depth + 1);
@@ -831,5 +936,77 @@ fn same_value(a: &Value<'_>, b: &Value<'_>) -> bool {
 }
 
 fn is_builtin(name: &str) -> bool {
-    matches!(name, "len" | "int" | "float" | "str" | "min" | "max" | "round" | "abs" | "dict")
+    matches!(name, "len" | "int" | "float" | "str" | "min" | "max" | "round" | "abs" | "dict" | "list" | "tuple" | "__import__")
+}
+
+/// The values of the `return` statements of a function body, with their offsets; nested functions and
+/// classes have returns of their own.
+fn collect_returns<'a>(body: &'a [ast::Stmt], returns: &mut Vec<(&'a Expr, TextSize)>) {
+    for stmt in body {
+        match stmt {
+            ast::Stmt::Return(ast::StmtReturn { value: Some(value), range, .. }) => {
+                returns.push((value, range.start()));
+            }
+            ast::Stmt::If(ast::StmtIf { body, elif_else_clauses, .. }) => {
+                collect_returns(body, returns);
+                for clause in elif_else_clauses {
+                    collect_returns(&clause.body, returns);
+                }
+            }
+            ast::Stmt::Try(ast::StmtTry { body, handlers, orelse, finalbody, .. }) => {
+                collect_returns(body, returns);
+                for handler in handlers {
+                    let ast::ExceptHandler::ExceptHandler(handler) = handler;
+                    collect_returns(&handler.body, returns);
+                }
+                collect_returns(orelse, returns);
+                collect_returns(finalbody, returns);
+            }
+            ast::Stmt::With(ast::StmtWith { body, .. })
+            | ast::Stmt::For(ast::StmtFor { body, .. })
+            | ast::Stmt::While(ast::StmtWhile { body, .. }) => collect_returns(body, returns),
+            _ => {}
+        }
+    }
+}
+
+/// Whether a body names any of `words` in a name, an attribute, a keyword argument or a string.
+struct WordFinder<'w> {
+    words: &'w [&'w str],
+    found: bool,
+}
+
+impl WordFinder<'_> {
+    fn check(&mut self, text: &str) {
+        self.found |= self.words.iter().any(|word| text.contains(word));
+    }
+}
+
+impl<'a> ruff_python_ast::visitor::Visitor<'a> for WordFinder<'_> {
+    fn visit_expr(&mut self, expr: &'a Expr) {
+        match expr {
+            Expr::Name(name) => self.check(name.id.as_str()),
+            Expr::Attribute(attribute) => self.check(attribute.attr.as_str()),
+            Expr::StringLiteral(string) => self.check(string.value.to_str()),
+            _ => {}
+        }
+        ruff_python_ast::visitor::walk_expr(self, expr);
+    }
+
+    fn visit_keyword(&mut self, keyword: &'a ast::Keyword) {
+        if let Some(arg) = &keyword.arg {
+            self.check(arg.as_str());
+        }
+        ruff_python_ast::visitor::walk_keyword(self, keyword);
+    }
+}
+
+/// Whether an element of a list reads as a `(key, value)` pair whose key is a string literal.
+fn is_key_value_pair(element: &Expr) -> bool {
+    match element {
+        Expr::Tuple(ast::ExprTuple { elts, .. }) | Expr::List(ast::ExprList { elts, .. }) => {
+            matches!(elts.as_slice(), [Expr::StringLiteral(_), _])
+        }
+        _ => false,
+    }
 }

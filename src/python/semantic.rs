@@ -40,8 +40,11 @@ pub enum BindingKind<'a> {
     ForTarget(&'a Expr),
     /// A function parameter.
     Parameter,
-    /// `def` or `class`.
-    Definition,
+    /// `def`: the function, whose returns a lazy getter (`def lgb(): import lightgbm; return lightgbm`)
+    /// resolves through.
+    Function(&'a ast::StmtFunctionDef),
+    /// `class`: the class, whose bases a subclass of a known class resolves through.
+    Class(&'a ast::StmtClassDef),
     /// Anything else (augmented assignment, unpacking we cannot follow, `with ... as`, `except ... as`).
     Unknown,
 }
@@ -393,7 +396,7 @@ impl<'a> Visitor<'a> for Builder<'a> {
         match stmt {
             Stmt::FunctionDef(function) => {
                 super::visit_function_header(self, function);
-                self.bind(function.name.as_str(), function.name.range, BindingKind::Definition);
+                self.bind(function.name.as_str(), function.name.range, BindingKind::Function(function));
                 let outer = self.scope;
                 let outer_conditional = std::mem::take(&mut self.conditional);
                 self.scope = self.push_scope(ScopeKind::Function, function.range);
@@ -409,7 +412,7 @@ impl<'a> Visitor<'a> for Builder<'a> {
                 if let Some(arguments) = &class.arguments {
                     self.visit_arguments(arguments);
                 }
-                self.bind(class.name.as_str(), class.name.range, BindingKind::Definition);
+                self.bind(class.name.as_str(), class.name.range, BindingKind::Class(class));
                 let outer = self.scope;
                 self.scope = self.push_scope(ScopeKind::Class, class.range);
                 self.visit_body(&class.body);

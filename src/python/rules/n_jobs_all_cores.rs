@@ -3,11 +3,12 @@
 use ruff_python_ast::{self as ast, Expr, Stmt};
 use ruff_text_size::{Ranged, TextRange};
 
+use super::unbounded_joblib_parallel::Backend;
 use crate::diagnostic::Finding;
 use crate::python::checker::{Checker, call_argument, kwargs_splats};
 use crate::python::cli_option::{self, CliOption};
 use crate::python::libraries::{
-    Booster, BoosterEntry, JoblibCall, booster_entry, is_query_call, is_thread_count_keyword,
+    Booster, BoosterEntry, JoblibCall, booster_entry, is_query_call, is_thread_count_field, is_thread_count_keyword,
 };
 use crate::python::resolve::{Resolved, Value};
 use crate::registry::Rule;
@@ -59,6 +60,12 @@ fn report(
 /// with a `0` thread count passed to XGBoost or LightGBM.
 pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall, callee: Option<&str>) {
     if !checker.enabled(Rule::NJobsAllCores) || callee.is_some_and(is_query_call) {
+        return;
+    }
+    // On a cluster backend, `n_jobs` counts the cluster's workers.
+    if let Some(kind) = callee.and_then(JoblibCall::from_name)
+        && super::unbounded_joblib_parallel::backend(checker, call, kind) == Backend::Cluster
+    {
         return;
     }
     let booster = Checker::booster_of(callee);
@@ -235,7 +242,7 @@ pub fn parameters<'a>(checker: &mut Checker<'_, 'a>, parameters: &'a ast::Parame
     for parameter in parameters.iter_non_variadic_params() {
         let name = parameter.name().as_str();
         let Some(default) = parameter.default() else { continue };
-        if !is_thread_count_keyword(name) {
+        if !is_thread_count_field(name) {
             continue;
         }
         // `n_jobs: int = typer.Option(-1)`: the option's default is the parameter's.
@@ -262,7 +269,8 @@ pub fn parameters<'a>(checker: &mut Checker<'_, 'a>, parameters: &'a ast::Parame
     }
 }
 
-/// Class attributes used as defaults (`n_jobs: int = -1` in a dataclass or settings class).
+/// Class attributes used as defaults (`n_jobs: int = -1`, `grid_search_n_jobs: int = -1` in a dataclass or
+/// settings class).
 pub fn class_body<'a>(checker: &mut Checker<'_, 'a>, body: &'a [Stmt]) {
     if !checker.enabled(Rule::NJobsAllCores) {
         return;
@@ -274,7 +282,7 @@ pub fn class_body<'a>(checker: &mut Checker<'_, 'a>, body: &'a [Stmt]) {
             _ => continue,
         };
         let Expr::Name(name) = target else { continue };
-        if !is_thread_count_keyword(name.id.as_str()) {
+        if !is_thread_count_field(name.id.as_str()) {
             continue;
         }
         let resolved = checker.eval(value);

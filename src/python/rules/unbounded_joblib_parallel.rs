@@ -6,7 +6,7 @@ use ruff_text_size::Ranged;
 
 use crate::diagnostic::Finding;
 use crate::python::checker::{Checker, call_argument, kwargs_splats};
-use crate::python::libraries::{JoblibCall, describe_counter};
+use crate::python::libraries::{JOBLIB_CLUSTER_BACKENDS, JoblibCall, describe_counter};
 use crate::python::resolve::{Unknown, Value};
 use crate::registry::Rule;
 
@@ -26,7 +26,10 @@ pub enum Backend {
     Process,
     /// `threading` or `sequential`: no new process.
     Threads,
-    /// Something else (`dask`, `ray`, an expression).
+    /// A cluster (`ray`, `dask`, `spark`, `ipyparallel`): `n_jobs` counts the cluster's workers, which
+    /// are sized where the cluster runs, not by this process.
+    Cluster,
+    /// Something else (another registered backend, an expression).
     Other,
 }
 
@@ -57,6 +60,7 @@ fn backend_of<'a>(checker: &Checker<'_, 'a>, expr: &'a ast::Expr) -> Backend {
         Value::Str(name) => match name.as_str() {
             "loky" | "multiprocessing" => Backend::Process,
             "threading" | "sequential" => Backend::Threads,
+            name if JOBLIB_CLUSTER_BACKENDS.contains(&name) => Backend::Cluster,
             _ => Backend::Other,
         },
         Value::None => Backend::Process,
@@ -74,7 +78,9 @@ const fn positions(kind: JoblibCall) -> (usize, usize) {
     }
 }
 
-fn backend<'a>(checker: &Checker<'_, 'a>, call: &'a ast::ExprCall, kind: JoblibCall) -> Backend {
+/// The backend a joblib call runs on: its own arguments, else (for `Parallel`) the innermost enclosing
+/// context's.
+pub fn backend<'a>(checker: &Checker<'_, 'a>, call: &'a ast::ExprCall, kind: JoblibCall) -> Backend {
     let (_, backend_index) = positions(kind);
     if let Some(prefer) = call_argument(call, "prefer", None)
         && matches!(checker.eval(prefer).value, Value::Str(ref value) if value == "threads")
