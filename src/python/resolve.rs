@@ -936,7 +936,10 @@ fn same_value(a: &Value<'_>, b: &Value<'_>) -> bool {
 }
 
 fn is_builtin(name: &str) -> bool {
-    matches!(name, "len" | "int" | "float" | "str" | "min" | "max" | "round" | "abs" | "dict" | "list" | "tuple" | "__import__")
+    matches!(
+        name,
+        "len" | "int" | "float" | "str" | "min" | "max" | "round" | "abs" | "dict" | "list" | "tuple" | "__import__"
+    )
 }
 
 /// The values of the `return` statements of a function body, with their offsets; nested functions and

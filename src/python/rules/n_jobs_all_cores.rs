@@ -10,7 +10,7 @@ use crate::python::cli_option::{self, CliOption};
 use crate::python::libraries::{
     Booster, BoosterEntry, JoblibCall, booster_entry, is_query_call, is_thread_count_field, is_thread_count_keyword,
 };
-use crate::python::resolve::{Resolved, Value};
+use crate::python::resolve::{Resolved, Unknown, Value};
 use crate::registry::Rule;
 
 const HELP: &str = "pass a count derived from the pod's CPU limit, e.g. `n_jobs=int(os.environ[\"OMP_NUM_THREADS\"])`, \
@@ -56,6 +56,25 @@ fn report(
     checker.report(finding);
 }
 
+/// Under `--strict`: a thread count whose provenance capslint cannot trace, which may be all cores.
+fn report_unknown(checker: &mut Checker<'_, '_>, range: TextRange, subject: &str, unknown: Unknown) {
+    let provenance = match unknown {
+        Unknown::Parameter => "a function parameter: each caller decides",
+        Unknown::Other => "another module's value, a call's result, or a name bound differently on two paths",
+    };
+    checker.report(
+        Finding::new(
+            Rule::NJobsAllCores,
+            range,
+            format!(
+                "{subject}: the thread count's provenance is unknown (strict mode), it may be every CPU of the node"
+            ),
+        )
+        .label(format!("provenance unknown: {provenance}"))
+        .help(HELP),
+    );
+}
+
 /// Thread-count keyword arguments of any call, `parallel_backend()` without `n_jobs`, and params dicts
 /// with a `0` thread count passed to XGBoost or LightGBM.
 pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall, callee: Option<&str>) {
@@ -87,6 +106,14 @@ pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall, callee: 
                 booster,
                 &resolved,
             );
+        } else if let Value::Unknown(unknown) = resolved.value
+            && checker.strict
+            // joblib's own `n_jobs` of unknown provenance is CAP103's, in strict mode too.
+            && callee.and_then(JoblibCall::from_name).is_none()
+        {
+            let display = checker.callee_display(call);
+            let subject = format!("`{display}({arg}={})`", checker.text(keyword.value.range()));
+            report_unknown(checker, keyword.range(), &subject, unknown);
         }
     }
     // joblib also takes `n_jobs` by position: `Parallel(-1)`, `parallel_backend("loky", -1)`.
@@ -205,6 +232,12 @@ pub fn dict_literal<'a>(checker: &mut Checker<'_, 'a>, dict: &'a ast::ExprDict) 
                 None,
                 &resolved,
             );
+        } else if let Value::Unknown(unknown) = resolved.value
+            && checker.strict
+        {
+            let range = TextRange::new(item.key.as_ref().map_or(item.value.start(), Ranged::start), item.value.end());
+            let subject = format!("`\"{key}\": {}`", checker.text(item.value.range()));
+            report_unknown(checker, range, &subject, unknown);
         }
     }
 }
