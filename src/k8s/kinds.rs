@@ -1,6 +1,6 @@
 //! Where pod specs live in each kind: the core workloads, and the CRDs where ML work runs (Argo Workflows,
-//! Kubeflow training jobs and Trainer runtimes, JobSet, LeaderWorkerSet, Ray, Knative, KServe, Kubeflow
-//! Notebooks). Any other kind gets a generic walk: a list named `containers` whose items have `name` and
+//! Kubeflow training jobs and Trainer runtimes, Volcano jobs, JobSet, LeaderWorkerSet, Ray, Knative,
+//! KServe, Kubeflow Notebooks). Any other kind gets a generic walk: a list named `containers` whose items have `name` and
 //! `image` is a pod's containers, and the mapping holding it is that pod spec.
 
 use ruff_text_size::TextRange;
@@ -92,12 +92,20 @@ pub fn locate<'a>(kind: &str, api_version: &str, root: Node<'a>) -> Located<'a> 
         }
         ("DaemonSet", _) => single(pod_spec(at(&["template", "spec"]), None, 1), true),
         ("Job", "batch") => single(pod_spec(at(&["template", "spec"]), None, 1), false),
+        ("Job", "batch.volcano.sh") => Located { pods: volcano_tasks(spec), always_on: false },
+        ("CronJob", "batch.volcano.sh") => {
+            Located { pods: volcano_tasks(at(&["jobTemplate", "spec"])), always_on: false }
+        }
         ("CronJob", _) => single(pod_spec(at(&["jobTemplate", "spec", "template", "spec"]), None, 1), false),
         ("Rollout", "argoproj.io") => {
             single(pod_spec(at(&["template", "spec"]), None, replicas(at(&["replicas"]))), true)
         }
         ("Workflow" | "WorkflowTemplate" | "ClusterWorkflowTemplate", "argoproj.io") => argo(spec),
         ("CronWorkflow", "argoproj.io") => argo(at(&["workflowSpec"])),
+        // MPIJob v1alpha1 has one pod template for every worker, `spec.template`.
+        ("MPIJob", _) if group.ends_with("kubeflow.org") && at(&["template"]).is_some() => {
+            single(pod_spec(at(&["template", "spec"]), None, replicas(at(&["replicas"]))), false)
+        }
         ("PyTorchJob" | "TFJob" | "XGBoostJob" | "MPIJob" | "PaddleJob" | "MXJob" | "JAXJob", _)
             if group.ends_with("kubeflow.org") =>
         {
@@ -130,15 +138,37 @@ pub fn locate<'a>(kind: &str, api_version: &str, root: Node<'a>) -> Located<'a> 
 }
 
 /// Argo `spec.templates[]`: `container`, `script`, `containerSet.containers[]`, `sidecars[]` and
-/// `initContainers[]` of each template.
-fn argo(spec: Option<Node<'_>>) -> Located<'_> {
+/// `initContainers[]` of each template, and of the templates given `inline:` in its steps
+/// (`steps[][]`) and DAG tasks (`dag.tasks[]`), which may nest in turn (walked without recursion).
+fn argo<'a>(spec: Option<Node<'a>>) -> Located<'a> {
     let mut pods = Vec::new();
-    for template in spec.into_iter().flat_map(|spec| spec.get("templates")).flat_map(Node::items) {
-        let mut pod = PodNode {
-            role: template.get("name").and_then(Node::as_str).map(|name| format!("template `{name}`")),
-            replicas: 1,
-            ..PodNode::default()
-        };
+    let mut templates: Vec<(Node<'a>, Option<String>)> = spec
+        .into_iter()
+        .flat_map(|spec| spec.get("templates"))
+        .flat_map(Node::items)
+        .map(|template| {
+            (template, template.get("name").and_then(Node::as_str).map(|name| format!("template `{name}`")))
+        })
+        .collect();
+    templates.reverse();
+    while let Some((template, role)) = templates.pop() {
+        let inline = |step: Node<'a>| step.get("inline").filter(|inline| inline.is_mapping());
+        let step_name = |step: Node<'a>| step.get("name").and_then(Node::as_str).unwrap_or("").to_string();
+        let parent = role.clone().unwrap_or_else(|| "template".to_string());
+        for step in template.get("steps").into_iter().flat_map(Node::items).flat_map(|group| {
+            // `steps` is a list of parallel groups; a group may also be written as a single step.
+            if group.is_sequence() { group.items().collect::<Vec<_>>() } else { vec![group] }
+        }) {
+            if let Some(inline) = inline(step) {
+                templates.push((inline, Some(format!("step `{}` of {parent}", step_name(step)))));
+            }
+        }
+        for task in template.path(&["dag", "tasks"]).into_iter().flat_map(Node::items) {
+            if let Some(inline) = inline(task) {
+                templates.push((inline, Some(format!("task `{}` of {parent}", step_name(task)))));
+            }
+        }
+        let mut pod = PodNode { role, replicas: 1, ..PodNode::default() };
         for key in ["container", "script"] {
             if let Some((key_node, container)) = template.entry(key).filter(|(_, value)| value.is_mapping()) {
                 pod.containers.push(ContainerNode {
@@ -165,6 +195,17 @@ fn argo(spec: Option<Node<'_>>) -> Located<'_> {
         }
     }
     Located { pods, always_on: false }
+}
+
+/// Volcano `Job` (and the `jobTemplate.spec` of its `CronJob`): `tasks[].template.spec`, each task with
+/// its `replicas`.
+fn volcano_tasks(spec: Option<Node<'_>>) -> Vec<PodNode<'_>> {
+    let mut pods = Vec::new();
+    for task in spec.into_iter().flat_map(|spec| spec.get("tasks")).flat_map(Node::items) {
+        let role = task.get("name").and_then(Node::as_str).map(|name| format!("task `{name}`"));
+        pods.extend(pod_spec(task.path(&["template", "spec"]), role, replicas(task.get("replicas"))));
+    }
+    pods
 }
 
 /// Kubeflow v1 training jobs: `spec.<framework>ReplicaSpecs.<Role>.template.spec`.
