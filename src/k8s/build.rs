@@ -146,6 +146,7 @@ fn container(found: ContainerNode<'_>, init: bool) -> Container {
         env,
         env_open,
         env_from: node.get("envFrom").into_iter().flat_map(Node::items).map(env_from).collect(),
+        image: node.get("image").and_then(Node::as_str).map(str::to_string),
         command: strings("command"),
         args: strings("args"),
         resources_open: false,

@@ -10,6 +10,7 @@ mod configmaps;
 mod env;
 mod exec;
 mod helm;
+mod infrastructure;
 mod kinds;
 pub mod model;
 mod project;

@@ -94,6 +94,8 @@ pub struct Container {
     pub env_open: bool,
     /// `envFrom`, in order.
     pub env_from: Vec<EnvFrom>,
+    /// `image`, as written.
+    pub image: Option<String>,
     /// `command`, when given (otherwise the image's entrypoint runs).
     pub command: Option<Vec<String>>,
     /// `args`, when given.

@@ -31,7 +31,8 @@ fn finding(resource: &Resource, quantity: Quantity, whose: &str) -> Finding {
 
 /// Checks one app container's own limit.
 pub fn check<'p>(checker: &mut Checker<'p>, context: &ContainerContext<'p>) {
-    if !checker.enabled(Rule::FractionalCpuLimit) || context.container.resources_open {
+    if !checker.enabled(Rule::FractionalCpuLimit) || context.container.resources_open || context.runs_no_thread_pools()
+    {
         return;
     }
     let Some(resource) = context.container.resources.limit("cpu") else { return };

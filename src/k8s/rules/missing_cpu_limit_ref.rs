@@ -10,7 +10,7 @@ use crate::registry::Rule;
 /// Checks one app container.
 pub fn check<'p>(checker: &mut Checker<'p>, context: &ContainerContext<'p>) {
     let container = context.container;
-    if !checker.enabled(Rule::MissingCpuLimitRef) || container.partial {
+    if !checker.enabled(Rule::MissingCpuLimitRef) || container.partial || context.runs_no_thread_pools() {
         return;
     }
     let declared = container.env.iter().any(|var| match &var.source {

@@ -23,7 +23,11 @@ fn is_set(context: &ContainerContext<'_>, name: &str) -> bool {
 
 /// Checks one app container.
 pub fn check<'p>(checker: &mut Checker<'p>, context: &ContainerContext<'p>) {
-    if !checker.enabled(Rule::MissingThreadCaps) || context.container.partial || context.env.exec {
+    if !checker.enabled(Rule::MissingThreadCaps)
+        || context.container.partial
+        || context.env.exec
+        || context.runs_no_thread_pools()
+    {
         return;
     }
     let caps = &context.settings.thread_caps;

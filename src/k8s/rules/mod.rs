@@ -163,6 +163,16 @@ impl<'p> ContainerContext<'p> {
         }
     }
 
+    /// Whether the container is infrastructure that runs no OpenMP or BLAS pools (known by its image,
+    /// see [`crate::k8s::infrastructure`]) and sets no thread variable itself: the thread-cap rules leave
+    /// it alone.
+    pub fn runs_no_thread_pools(&self) -> bool {
+        self.container.image.as_deref().is_some_and(super::infrastructure::is_infrastructure)
+            && !self.env.exec
+            && !self.cap_variables().any(|name| self.env.get(name).is_some())
+            && self.env.get("OMP_WAIT_POLICY").is_none()
+    }
+
     /// The variables that count as thread caps: the configured ones, then the other known thread
     /// variables.
     pub fn cap_variables(&self) -> impl Iterator<Item = &'p str> + use<'p> {

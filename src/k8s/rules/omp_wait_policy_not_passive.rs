@@ -15,7 +15,7 @@ const HELP: &str = "add to `env`: `- {name: OMP_WAIT_POLICY, value: passive}`";
 
 /// Checks one app container.
 pub fn check<'p>(checker: &mut Checker<'p>, context: &ContainerContext<'p>) {
-    if !checker.enabled(Rule::OmpWaitPolicyNotPassive) || context.container.partial {
+    if !checker.enabled(Rule::OmpWaitPolicyNotPassive) || context.container.partial || context.runs_no_thread_pools() {
         return;
     }
     let sets_caps = context.env.exec || context.cap_variables().any(|name| context.env.explicit(name).is_some());
