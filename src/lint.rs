@@ -19,7 +19,7 @@ use crate::registry::{Family, Rule};
 use crate::settings::Settings;
 use crate::source::SourceFile;
 use crate::spelling;
-use crate::suppress;
+use crate::suppress::{self, Scope};
 
 /// Files larger than this are reported (CAP001) instead of parsed: a syntax tree takes tens of bytes per
 /// byte of source, so this bounds the memory one hostile file can take.
@@ -348,7 +348,9 @@ fn check_python(
         return (Vec::new(), Vec::new());
     }
     let outcome = python::check(file.text(), rules, settings);
-    (suppress::apply_noqa(outcome.findings, &outcome.comments, file, rules), outcome.pod_templates)
+    let scope = Scope::Python { file, rules, comments: &outcome.comments, findings: outcome.findings };
+    let findings = suppress::apply(scope).into_iter().map(|(_, finding)| finding).collect();
+    (findings, outcome.pod_templates)
 }
 
 #[cfg(test)]
