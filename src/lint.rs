@@ -1,24 +1,23 @@
-//! The per-file pipeline: read -> prefilter -> parse and check -> suppress, run in parallel over files
-//! with each file's failure (unreadable, not UTF-8, a panic) contained to that file. Manifests are then
-//! checked together (a cross-file phase), because ConfigMaps, Airflow pod templates and VRAM budgets
-//! span files.
+//! The per-file pipeline: read -> prefilter ([`crate::prefilter`]) -> parse and check -> suppress
+//! ([`crate::suppress`]), run in parallel over files with each file's failure (unreadable, not UTF-8, a
+//! panic) contained to that file. Manifests are then checked together (a cross-file phase, suppressed
+//! there), because ConfigMaps, Airflow pod templates and VRAM budgets span files.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
-use aho_corasick::AhoCorasick;
 use rayon::prelude::*;
 use ruff_text_size::{TextRange, TextSize};
 
 use crate::diagnostic::{Diagnostic, Finding};
 use crate::discover::FileKind;
 use crate::k8s;
+use crate::prefilter;
 use crate::python;
 use crate::registry::{Family, Rule};
 use crate::settings::Settings;
 use crate::source::SourceFile;
-use crate::spelling;
 use crate::suppress::{self, Scope};
 
 /// Files larger than this are reported (CAP001) instead of parsed: a syntax tree takes tens of bytes per
@@ -67,52 +66,6 @@ pub struct RunResult {
     pub notices: Vec<String>,
     /// How many files were checked.
     pub files_checked: usize,
-}
-
-/// A multi-pattern substring search: SIMD (Teddy) where the CPU has it, an automaton otherwise.
-pub struct WordSearch {
-    packed: Option<aho_corasick::packed::Searcher>,
-    automaton: AhoCorasick,
-}
-
-impl WordSearch {
-    /// A search for any of `words`.
-    pub fn new(words: &[&str]) -> Self {
-        WordSearch {
-            packed: aho_corasick::packed::Searcher::new(words.iter().copied()),
-            automaton: AhoCorasick::new(words).expect("prefilter words are valid patterns"),
-        }
-    }
-
-    /// Whether `text` contains any of the words.
-    pub fn is_match(&self, text: &str) -> bool {
-        match &self.packed {
-            Some(packed) => packed.find(text).is_some(),
-            None => self.automaton.is_match(text),
-        }
-    }
-}
-
-fn python_prefilter() -> &'static WordSearch {
-    static SEARCH: OnceLock<WordSearch> = OnceLock::new();
-    SEARCH.get_or_init(|| WordSearch::new(&python::prefilter_words()))
-}
-
-/// The names of the prefilter words that end with a call's `(` (`kubernetes(`), which Python also reads
-/// with blanks before the `(`.
-fn called_names() -> &'static [&'static str] {
-    static NAMES: OnceLock<Vec<&'static str>> = OnceLock::new();
-    NAMES.get_or_init(|| python::prefilter_words().into_iter().filter_map(|word| word.strip_suffix('(')).collect())
-}
-
-/// The prefilter: whether a Python text contains one of the words the rules need, written out or
-/// spelled indirectly (implicit concatenation, escapes, NFKC-folded identifiers, blanks before a
-/// call's `(`: see [`spelling`]). A text for which this is false has no findings, so it is never parsed.
-pub fn may_have_findings(text: &str) -> bool {
-    let search = python_prefilter();
-    search.is_match(text)
-        || called_names().iter().any(|name| spelling::called_after_a_gap(text, name))
-        || spelling::unfolded(text).iter().any(|unfolded| search.is_match(unfolded))
 }
 
 /// Checks every input in parallel, then the manifests together, and merges the results in a
@@ -344,7 +297,7 @@ fn check_python(
     if !any_python && !any_manifest && !rules.contains(Rule::SyntaxError) {
         return (Vec::new(), Vec::new());
     }
-    if settings.prefilter && !may_have_findings(file.text()) {
+    if settings.prefilter && !prefilter::may_have_findings(file.text()) {
         return (Vec::new(), Vec::new());
     }
     let outcome = python::check(file.text(), rules, settings);
