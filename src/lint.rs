@@ -127,21 +127,31 @@ fn contain_panic(
 ) -> FileResult {
     match catch_unwind(AssertUnwindSafe(check)) {
         Ok(result) => result,
-        Err(panic) => {
-            let reason = panic_reason(&*panic);
-            let file = Arc::new(SourceFile::new(path, display_name, String::new()));
-            let finding = Finding::new(
-                Rule::SyntaxError,
-                TextRange::empty(TextSize::from(0)),
-                format!("internal error while checking this file: {reason}"),
-            )
-            .label("not checked")
-            .help("please report this with the file attached");
-            FileResult {
-                diagnostics: vec![Diagnostic { finding, severity: settings.severity(Rule::SyntaxError), file }],
-                ..FileResult::default()
-            }
-        }
+        Err(panic) => not_checked(
+            Arc::new(SourceFile::new(path, display_name, String::new())),
+            settings,
+            TextSize::from(0),
+            format!("internal error while checking this file: {}", panic_reason(&*panic)),
+            "not checked",
+            "please report this with the file attached",
+        ),
+    }
+}
+
+/// The one diagnostic of a file that could not be checked (CAP001 at `at`), with the severity `settings`
+/// give that rule: a panic, a file too large to parse, text that is not UTF-8.
+fn not_checked(
+    file: Arc<SourceFile>,
+    settings: &Settings,
+    at: TextSize,
+    message: String,
+    label: &str,
+    help: &str,
+) -> FileResult {
+    let finding = Finding::new(Rule::SyntaxError, TextRange::empty(at), message).label(label).help(help);
+    FileResult {
+        diagnostics: vec![Diagnostic { finding, severity: settings.severity(Rule::SyntaxError), file }],
+        ..FileResult::default()
     }
 }
 
@@ -203,16 +213,14 @@ fn check_input_inner(input: Input) -> FileResult {
             if !rules.contains(Rule::SyntaxError) {
                 return FileResult::default();
             }
-            let file = Arc::new(SourceFile::new(input.path, input.display_name, String::new()));
-            let finding = Finding::new(
-                Rule::SyntaxError,
-                TextRange::empty(TextSize::from(0)),
+            return not_checked(
+                Arc::new(SourceFile::new(input.path, input.display_name, String::new())),
+                settings,
+                TextSize::from(0),
                 format!("file is {} MiB, above the {} MiB capslint analyses", size >> 20, MAX_FILE_BYTES >> 20),
-            )
-            .label("not analysed")
-            .help("generated or data files this large should be excluded (`extend-exclude`)");
-            let severity = settings.severity(Rule::SyntaxError);
-            return FileResult { diagnostics: vec![Diagnostic { finding, severity, file }], ..FileResult::default() };
+                "not analysed",
+                "generated or data files this large should be excluded (`extend-exclude`)",
+            );
         }
     };
     let text = match String::from_utf8(bytes) {
@@ -231,21 +239,17 @@ fn check_input_inner(input: Input) -> FileResult {
             }
             // The valid prefix is the same in the lossy text, so the offset carries over.
             let offset = TextSize::from(valid_up_to as u32);
-            let file = Arc::new(SourceFile::new(input.path, input.display_name, lossy));
             if !rules.contains(Rule::SyntaxError) {
                 return FileResult::default();
             }
-            let finding = Finding::new(
-                Rule::SyntaxError,
-                TextRange::empty(offset),
+            return not_checked(
+                Arc::new(SourceFile::new(input.path, input.display_name, lossy)),
+                settings,
+                offset,
                 format!("file is not valid UTF-8 (invalid byte at offset {valid_up_to})"),
-            )
-            .label("invalid UTF-8 here")
-            .help("save the file as UTF-8");
-            return FileResult {
-                diagnostics: vec![Diagnostic { finding, severity: settings.severity(Rule::SyntaxError), file }],
-                ..FileResult::default()
-            };
+                "invalid UTF-8 here",
+                "save the file as UTF-8",
+            );
         }
     };
     let file = Arc::new(SourceFile::new(input.path, input.display_name, text));
