@@ -183,6 +183,9 @@ impl Baseline {
 
     /// Drops the diagnostics the baseline records (each entry matches at most one finding) and adds
     /// CAP002 for every entry of a `checked` file that matched nothing although its rule ran.
+    ///
+    /// Apart from the suppression stage ([`crate::suppress::apply`]): it runs on the diagnostics of the
+    /// whole run, after the cross-file checks, because fingerprints count occurrences in report order.
     pub fn apply(&self, diagnostics: Vec<Diagnostic>, checked: &[Checked], cwd: &Path) -> Vec<Diagnostic> {
         let mut unmatched: HashMap<(String, String), Vec<usize>> = HashMap::new();
         for (index, entry) in self.entries.iter().enumerate().rev() {

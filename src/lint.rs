@@ -1,13 +1,12 @@
-//! The per-file pipeline: read -> prefilter -> parse and check -> suppress, run in parallel over files
-//! with each file's failure (unreadable, not UTF-8, a panic) contained to that file. Manifests are then
-//! checked together (a cross-file phase), because ConfigMaps, Airflow pod templates and VRAM budgets
-//! span files.
+//! The per-file pipeline: read -> prefilter ([`crate::prefilter`]) -> parse and check -> suppress
+//! ([`crate::suppress`]), run in parallel over files with each file's failure (unreadable, not UTF-8, a
+//! panic) contained to that file. Manifests are then checked together (a cross-file phase, suppressed
+//! there), because ConfigMaps, Airflow pod templates and VRAM budgets span files.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
-use aho_corasick::AhoCorasick;
 use rayon::prelude::*;
 use ruff_text_size::{TextRange, TextSize};
 
@@ -15,12 +14,12 @@ use crate::diagnostic::{Diagnostic, Finding};
 use crate::discover::FileKind;
 use crate::k8s;
 use crate::pod_template;
+use crate::prefilter;
 use crate::python;
 use crate::registry::{Family, Rule};
 use crate::settings::Settings;
 use crate::source::SourceFile;
-use crate::spelling;
-use crate::suppress;
+use crate::suppress::{self, Scope};
 
 /// Files larger than this are reported (CAP001) instead of parsed: a syntax tree takes tens of bytes per
 /// byte of source, so this bounds the memory one hostile file can take.
@@ -68,52 +67,6 @@ pub struct RunResult {
     pub notices: Vec<String>,
     /// How many files were checked.
     pub files_checked: usize,
-}
-
-/// A multi-pattern substring search: SIMD (Teddy) where the CPU has it, an automaton otherwise.
-pub struct WordSearch {
-    packed: Option<aho_corasick::packed::Searcher>,
-    automaton: AhoCorasick,
-}
-
-impl WordSearch {
-    /// A search for any of `words`.
-    pub fn new(words: &[&str]) -> Self {
-        WordSearch {
-            packed: aho_corasick::packed::Searcher::new(words.iter().copied()),
-            automaton: AhoCorasick::new(words).expect("prefilter words are valid patterns"),
-        }
-    }
-
-    /// Whether `text` contains any of the words.
-    pub fn is_match(&self, text: &str) -> bool {
-        match &self.packed {
-            Some(packed) => packed.find(text).is_some(),
-            None => self.automaton.is_match(text),
-        }
-    }
-}
-
-fn python_prefilter() -> &'static WordSearch {
-    static SEARCH: OnceLock<WordSearch> = OnceLock::new();
-    SEARCH.get_or_init(|| WordSearch::new(&python::prefilter_words()))
-}
-
-/// The names of the prefilter words that end with a call's `(` (`kubernetes(`), which Python also reads
-/// with blanks before the `(`.
-fn called_names() -> &'static [&'static str] {
-    static NAMES: OnceLock<Vec<&'static str>> = OnceLock::new();
-    NAMES.get_or_init(|| python::prefilter_words().into_iter().filter_map(|word| word.strip_suffix('(')).collect())
-}
-
-/// The prefilter: whether a Python text contains one of the words the rules need, written out or
-/// spelled indirectly (implicit concatenation, escapes, NFKC-folded identifiers, blanks before a
-/// call's `(`: see [`spelling`]). A text for which this is false has no findings, so it is never parsed.
-pub fn may_have_findings(text: &str) -> bool {
-    let search = python_prefilter();
-    search.is_match(text)
-        || called_names().iter().any(|name| spelling::called_after_a_gap(text, name))
-        || spelling::unfolded(text).iter().any(|unfolded| search.is_match(unfolded))
 }
 
 /// Checks every input in parallel, then the manifests together, and merges the results in a
@@ -175,21 +128,31 @@ fn contain_panic(
 ) -> FileResult {
     match catch_unwind(AssertUnwindSafe(check)) {
         Ok(result) => result,
-        Err(panic) => {
-            let reason = panic_reason(&*panic);
-            let file = Arc::new(SourceFile::new(path, display_name, String::new()));
-            let finding = Finding::new(
-                Rule::SyntaxError,
-                TextRange::empty(TextSize::from(0)),
-                format!("internal error while checking this file: {reason}"),
-            )
-            .label("not checked")
-            .help("please report this with the file attached");
-            FileResult {
-                diagnostics: vec![Diagnostic { finding, severity: settings.severity(Rule::SyntaxError), file }],
-                ..FileResult::default()
-            }
-        }
+        Err(panic) => not_checked(
+            Arc::new(SourceFile::new(path, display_name, String::new())),
+            settings,
+            TextSize::from(0),
+            format!("internal error while checking this file: {}", panic_reason(&*panic)),
+            "not checked",
+            "please report this with the file attached",
+        ),
+    }
+}
+
+/// The one diagnostic of a file that could not be checked (CAP001 at `at`), with the severity `settings`
+/// give that rule: a panic, a file too large to parse, text that is not UTF-8.
+fn not_checked(
+    file: Arc<SourceFile>,
+    settings: &Settings,
+    at: TextSize,
+    message: String,
+    label: &str,
+    help: &str,
+) -> FileResult {
+    let finding = Finding::new(Rule::SyntaxError, TextRange::empty(at), message).label(label).help(help);
+    FileResult {
+        diagnostics: vec![Diagnostic { finding, severity: settings.severity(Rule::SyntaxError), file }],
+        ..FileResult::default()
     }
 }
 
@@ -251,16 +214,14 @@ fn check_input_inner(input: Input) -> FileResult {
             if !rules.contains(Rule::SyntaxError) {
                 return FileResult::default();
             }
-            let file = Arc::new(SourceFile::new(input.path, input.display_name, String::new()));
-            let finding = Finding::new(
-                Rule::SyntaxError,
-                TextRange::empty(TextSize::from(0)),
+            return not_checked(
+                Arc::new(SourceFile::new(input.path, input.display_name, String::new())),
+                settings,
+                TextSize::from(0),
                 format!("file is {} MiB, above the {} MiB capslint analyses", size >> 20, MAX_FILE_BYTES >> 20),
-            )
-            .label("not analysed")
-            .help("generated or data files this large should be excluded (`extend-exclude`)");
-            let severity = settings.severity(Rule::SyntaxError);
-            return FileResult { diagnostics: vec![Diagnostic { finding, severity, file }], ..FileResult::default() };
+                "not analysed",
+                "generated or data files this large should be excluded (`extend-exclude`)",
+            );
         }
     };
     let text = match String::from_utf8(bytes) {
@@ -279,21 +240,17 @@ fn check_input_inner(input: Input) -> FileResult {
             }
             // The valid prefix is the same in the lossy text, so the offset carries over.
             let offset = TextSize::from(valid_up_to as u32);
-            let file = Arc::new(SourceFile::new(input.path, input.display_name, lossy));
             if !rules.contains(Rule::SyntaxError) {
                 return FileResult::default();
             }
-            let finding = Finding::new(
-                Rule::SyntaxError,
-                TextRange::empty(offset),
+            return not_checked(
+                Arc::new(SourceFile::new(input.path, input.display_name, lossy)),
+                settings,
+                offset,
                 format!("file is not valid UTF-8 (invalid byte at offset {valid_up_to})"),
-            )
-            .label("invalid UTF-8 here")
-            .help("save the file as UTF-8");
-            return FileResult {
-                diagnostics: vec![Diagnostic { finding, severity: settings.severity(Rule::SyntaxError), file }],
-                ..FileResult::default()
-            };
+                "invalid UTF-8 here",
+                "save the file as UTF-8",
+            );
         }
     };
     let file = Arc::new(SourceFile::new(input.path, input.display_name, text));
@@ -345,11 +302,13 @@ fn check_python(
     if !any_python && !any_manifest && !rules.contains(Rule::SyntaxError) {
         return (Vec::new(), Vec::new());
     }
-    if settings.prefilter && !may_have_findings(file.text()) {
+    if settings.prefilter && !prefilter::may_have_findings(file.text()) {
         return (Vec::new(), Vec::new());
     }
     let outcome = python::check(file.text(), rules, settings);
-    (suppress::apply_noqa(outcome.findings, &outcome.comments, file, rules), outcome.pod_templates)
+    let scope = Scope::Python { file, rules, comments: &outcome.comments, findings: outcome.findings };
+    let findings = suppress::apply(scope).into_iter().map(|(_, finding)| finding).collect();
+    (findings, outcome.pod_templates)
 }
 
 #[cfg(test)]

@@ -16,7 +16,6 @@ pub mod model;
 mod project;
 pub mod quantity;
 mod rules;
-mod suppress;
 pub mod yaml;
 
 use std::sync::Arc;
@@ -28,8 +27,11 @@ use crate::registry::{Family, Rule};
 use crate::selection::RuleSet;
 use crate::settings::Settings;
 use crate::source::SourceFile;
+use crate::suppress::yaml::{Directive, DirectiveScan};
 
+pub use build::IGNORE_ANNOTATION;
 pub use project::{Outcome, check};
+pub use rules::Reported;
 
 /// A parsed manifest file, waiting for the cross-file phase.
 #[derive(Debug)]
@@ -43,7 +45,7 @@ pub struct ManifestFile {
     /// Its Kubernetes objects, in document order.
     pub objects: Vec<model::Object>,
     /// Its `# capslint: ignore[...]` comments.
-    pub directives: Vec<suppress::Directive>,
+    pub directives: Vec<Directive>,
 }
 
 /// What parsing one YAML file produced.
@@ -95,7 +97,7 @@ pub fn parse(file: Arc<SourceFile>, settings: Arc<Settings>, rules: RuleSet) -> 
         return parsed;
     }
     let mut objects = Vec::new();
-    let mut directives = suppress::DirectiveScan::new(text);
+    let mut directives = DirectiveScan::new(text);
     let loaded = yaml::for_each_document(text, |document| {
         build::objects(document, text, &mut objects);
         directives.document(document);

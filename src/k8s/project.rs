@@ -8,15 +8,16 @@ use std::sync::Arc;
 use rayon::prelude::*;
 use rustc_hash::{FxHashMap, FxHashSet};
 
+use super::ManifestFile;
 use super::airflow::{self, View};
 use super::configmaps::{ConfigMapIndex, ConfigMapRef};
 use super::env::Env;
 use super::model::Object;
 use super::rules::{self, Checker, ContainerContext, CpuLimit, Merged, Project, Reported};
-use super::{ManifestFile, suppress};
 use crate::diagnostic::{Diagnostic, Finding};
 use crate::pod_template::TemplateUse;
 use crate::source::SourceFile;
+use crate::suppress::{self, Scope};
 
 /// What the cross-file phase produced.
 #[derive(Debug, Default)]
@@ -54,7 +55,7 @@ pub fn check(mut files: Vec<ManifestFile>, mut uses: Vec<TemplateUse>) -> Outcom
         (0..files.len()).into_par_iter().flat_map_iter(|index| check_file(&project, index, &views_by_object)).collect();
     reported.extend(rules::gpu_vram_overcommit::check(&project, &excluded));
 
-    let findings = suppress::apply(&files, merge_duplicates(reported));
+    let findings = suppress::apply(Scope::Manifests { files: &files, reported: merge_duplicates(reported) });
     outcome.diagnostics = findings
         .into_iter()
         .map(|(file, finding)| {

@@ -12,6 +12,15 @@
 //!
 //! A number carries one suffix: `2e3m` is invalid, `1e3`, `1500m`, `.5`, `1.` and `+4` are valid. No
 //! whitespace is allowed. Values are kept in thousandths ("millis"), rounded up as `MilliValue()` does.
+//!
+//! The CPU limit a running pod reads through the Downward API is parsed by another, narrower grammar:
+//! [`crate::runtime::limit::parse_quantity`]. They differ on purpose. This one judges manifests, so it
+//! must accept every form the API server accepts (a sign, an exponent, any suffix, sub-millicore
+//! precision rounded up, zero): rejecting one would report a valid limit as invalid. The runtime's reads
+//! an environment variable that the Downward API fills with a whole number (the limit divided by the
+//! divisor, rounded up: [`Quantity::ceil`] for the default divisor) or that a person writes as CPUs or
+//! millicores, and it rejects everything else with a reason. Where both accept a text they agree on its
+//! value; the tests of `runtime::limit` pin that and every difference.
 
 use std::fmt;
 

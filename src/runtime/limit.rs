@@ -126,6 +126,23 @@ pub enum QuantityError {
 }
 
 /// Parses a CPU quantity into millicores: `2` and `2.5` are CPUs, `1500m` is millicores.
+///
+/// A narrower grammar than the one manifests are judged by ([`crate::k8s::quantity::Quantity::parse`],
+/// apimachinery's), on purpose. The text is the value of an environment variable: the Downward API
+/// writes `limits.cpu` there as a whole number (the limit divided by the divisor and rounded up, `2` for
+/// `1500m`), or a person writes CPUs (`2.5`) or millicores (`1500m`) by hand. Anything else is more likely
+/// a mistake than a limit, so it is rejected with the reason, and the limit counts as undeclared.
+/// Compared with the manifests' grammar:
+///
+/// - whitespace around the value is trimmed (a value read from a file ends in a newline); manifests allow
+///   none;
+/// - a sign, an exponent (`1e3`) and every suffix but `m` (`1k`, `1Ki`) are rejected; manifests accept
+///   them;
+/// - zero is rejected (there is no CPU to size pools by); in a manifest it is a value (no limit);
+/// - precision finer than a millicore (`0.0001`, `1.5m`) is rejected; a manifest rounds it up;
+/// - more millicores than a `u64` holds is rejected; a manifest's value saturates.
+///
+/// A text both accept has the same value in both.
 pub fn parse_quantity(text: &str) -> Result<u64, QuantityError> {
     let text = text.trim();
     if text.is_empty() {
@@ -192,6 +209,7 @@ pub fn resolve(env: &Env, explicit: Option<&str>) -> Result<DeclaredLimit, Undec
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::k8s::quantity::Quantity;
 
     #[test]
     fn parses_cpus_and_millicores() {
@@ -226,6 +244,54 @@ mod tests {
         assert_eq!(parse_quantity("٣"), Err(QuantityError::Syntax));
         assert_eq!(parse_quantity("99999999999999999999"), Err(QuantityError::TooLarge));
         assert_eq!(parse_quantity("18446744073709552"), Err(QuantityError::TooLarge));
+    }
+
+    /// What the manifests' grammar reads `text` as, in millicores.
+    fn manifest_millis(text: &str) -> Option<i128> {
+        Quantity::parse(text).ok().map(Quantity::millis)
+    }
+
+    #[test]
+    fn the_manifest_grammar_accepts_what_this_one_rejects() {
+        for (text, error, millis) in [
+            ("+1", QuantityError::Syntax, 1000),
+            ("-1", QuantityError::Syntax, -1000),
+            ("1e3", QuantityError::Syntax, 1_000_000),
+            ("1k", QuantityError::Syntax, 1_000_000),
+            ("1Ki", QuantityError::Syntax, 1_024_000),
+            ("1.5m", QuantityError::Syntax, 2),
+            ("0.0001", QuantityError::TooPrecise, 1),
+            ("0", QuantityError::Zero, 0),
+            ("0m", QuantityError::Zero, 0),
+            ("18446744073709552", QuantityError::TooLarge, 18_446_744_073_709_552_000),
+        ] {
+            assert_eq!(parse_quantity(text), Err(error), "{text:?}");
+            assert_eq!(manifest_millis(text), Some(millis), "{text:?}");
+        }
+        // Whitespace the other way round: trimmed here, refused in a manifest.
+        assert_eq!(parse_quantity(" 4\n"), Ok(4000));
+        assert_eq!(manifest_millis(" 4\n"), None);
+    }
+
+    #[test]
+    fn the_downward_api_value_of_a_manifest_limit_reads_as_its_ceiling() {
+        // With the default divisor the kubelet writes the limit rounded up to whole CPUs.
+        for limit in ["1500m", "2", "250m", "0.5", "3.001", "1e1", "64"] {
+            let quantity = Quantity::parse(limit).unwrap();
+            let written = quantity.ceil().to_string();
+            assert_eq!(parse_quantity(&written).map(i128::from), Ok(quantity.ceil() * 1000), "{limit:?}");
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn what_this_grammar_accepts_the_manifest_grammar_reads_the_same(
+            text in r"\s?[+-]?[0-9]{0,21}(\.[0-9]{0,5})?(m|k|Ki|e3|E|n)?\s?",
+        ) {
+            if let Ok(millicores) = parse_quantity(&text) {
+                proptest::prop_assert_eq!(manifest_millis(text.trim()), Some(i128::from(millicores)));
+            }
+        }
     }
 
     fn env(vars: &[(&str, &str)]) -> Env {

@@ -1,9 +1,11 @@
 //! Inline suppressions for Python: `# noqa` (everything on the line) and `# noqa: CAP101, CAP102`, the
 //! convention of flake8 and ruff, so users can list `CAP` under ruff's `lint.external`. A `# noqa` that
-//! names a capslint code and suppresses nothing is itself reported (CAP002).
+//! names a capslint code and suppresses nothing is itself reported (CAP002); other tools' codes
+//! (`E501`) are theirs to judge. Applied through [`super::apply`].
 
 use ruff_text_size::{TextRange, TextSize};
 
+use super::unused;
 use crate::diagnostic::Finding;
 use crate::registry::Rule;
 use crate::selection::RuleSet;
@@ -63,8 +65,9 @@ pub fn parse_noqa(comment: &str, start: TextSize) -> Option<Noqa> {
     None
 }
 
-/// Applies `# noqa` comments to `findings`; returns the findings kept plus CAP002 for unused codes.
-pub fn apply_noqa(findings: Vec<Finding>, comments: &[TextRange], file: &SourceFile, rules: RuleSet) -> Vec<Finding> {
+/// Applies the `# noqa` comments among `comments` to the findings of `file`; returns the findings kept
+/// plus CAP002 for unused codes.
+pub(super) fn apply(findings: Vec<Finding>, comments: &[TextRange], file: &SourceFile, rules: RuleSet) -> Vec<Finding> {
     let directives: Vec<(usize, Noqa)> = comments
         .iter()
         .filter_map(|range| parse_noqa(&file.text()[*range], range.start()).map(|noqa| (file.row(range.start()), noqa)))
@@ -105,31 +108,15 @@ pub fn apply_noqa(findings: Vec<Finding>, comments: &[TextRange], file: &SourceF
                 if *used || !rules.contains(rule) {
                     continue;
                 }
-                kept.push(
-                    Finding::new(
-                        Rule::UnusedSuppression,
-                        *range,
-                        format!("`# noqa: {code}` suppresses nothing on this line"),
-                    )
-                    .label("unused")
-                    .help(format!("remove `{code}` from the `# noqa` comment")),
-                );
+                kept.push(unused(
+                    *range,
+                    format!("`# noqa: {code}` suppresses nothing on this line"),
+                    format!("remove `{code}` from the `# noqa` comment"),
+                ));
             }
         }
     }
     kept
-}
-
-/// CAP002 for a baseline entry that matched no finding: `range` is the entry's fingerprint in the
-/// baseline file, `code` and `path` say what it recorded.
-pub fn stale_baseline_entry(range: TextRange, code: &str, path: &str) -> Finding {
-    Finding::new(
-        Rule::UnusedSuppression,
-        range,
-        format!("baseline entry for `{code}` in `{path}` matches no finding"),
-    )
-    .label("stale entry")
-    .help("the finding was fixed or its line changed: remove the entry, or rewrite the baseline with `--write-baseline`")
 }
 
 #[cfg(test)]

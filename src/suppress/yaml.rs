@@ -1,16 +1,17 @@
 //! Suppressions in manifests: the `capslint.io/ignore: "CAP202,CAP203"` annotation on an object's
 //! metadata (in the spirit of `ignore-check.kube-linter.io/<check>`), and a `# capslint: ignore[CAP201]`
 //! comment on the line where the finding starts or on the line of its container's `- name:`. A code that
-//! suppresses nothing, or names no rule, is reported as CAP002.
+//! suppresses nothing, or names no rule, is reported as CAP002. Applied through [`super::apply`], once
+//! for the whole scan: a finding in one file (a ConfigMap) can be suppressed in another (at the
+//! container that reads it).
 
 use ruff_text_size::{TextRange, TextSize};
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use super::ManifestFile;
-use super::build::IGNORE_ANNOTATION;
-use super::rules::Reported;
-use super::yaml::Node;
+use super::unused;
 use crate::diagnostic::Finding;
+use crate::k8s::yaml::Node;
+use crate::k8s::{IGNORE_ANNOTATION, ManifestFile, Reported};
 use crate::registry::{Family, Rule};
 
 const PREFIX: &str = "capslint:";
@@ -107,8 +108,8 @@ fn names(code: &str, rule: Rule) -> bool {
 }
 
 /// Drops the suppressed findings and adds CAP002 for every code that suppressed nothing; returns
-/// `(file, finding)` pairs.
-pub fn apply(files: &[ManifestFile], reported: Vec<Reported>) -> Vec<(usize, Finding)> {
+/// `(file, finding)` pairs, `file` an index into `files`.
+pub(super) fn apply(files: &[ManifestFile], reported: Vec<Reported>) -> Vec<(usize, Finding)> {
     let mut used_annotations: FxHashSet<(usize, usize, usize)> = FxHashSet::default();
     let mut used_directives: FxHashSet<(usize, usize, usize)> = FxHashSet::default();
     let mut by_row: FxHashMap<(usize, usize), Vec<usize>> = FxHashMap::default();
@@ -155,7 +156,7 @@ pub fn apply(files: &[ManifestFile], reported: Vec<Reported>) -> Vec<(usize, Fin
                     continue;
                 }
                 let description = format!("`{IGNORE_ANNOTATION}: {}` on {}", code.code, object.describe());
-                if let Some(finding) = unused(file, &code.code, code.range, &description) {
+                if let Some(finding) = unused_code(file, &code.code, code.range, &description) {
                     kept.push((file_index, finding));
                 }
             }
@@ -166,7 +167,7 @@ pub fn apply(files: &[ManifestFile], reported: Vec<Reported>) -> Vec<(usize, Fin
                     continue;
                 }
                 let description = format!("`# capslint: ignore[{code}]`");
-                if let Some(finding) = unused(file, code, *range, &description) {
+                if let Some(finding) = unused_code(file, code, *range, &description) {
                     kept.push((file_index, finding));
                 }
             }
@@ -176,14 +177,14 @@ pub fn apply(files: &[ManifestFile], reported: Vec<Reported>) -> Vec<(usize, Fin
 }
 
 /// CAP002 for an unused code, unless it names a rule that is not enabled for the file.
-fn unused(file: &ManifestFile, code: &str, range: TextRange, description: &str) -> Option<Finding> {
+fn unused_code(file: &ManifestFile, code: &str, range: TextRange, description: &str) -> Option<Finding> {
     match Rule::from_code_or_name(code) {
         Some(rule) if !file.rules.contains(rule) || rule.family() == Family::Meta => None,
-        Some(_) => Some(
-            Finding::new(Rule::UnusedSuppression, range, format!("{description} suppresses nothing"))
-                .label("unused")
-                .help(format!("remove `{code}` from the suppression")),
-        ),
+        Some(_) => Some(unused(
+            range,
+            format!("{description} suppresses nothing"),
+            format!("remove `{code}` from the suppression"),
+        )),
         None => Some(
             Finding::new(Rule::UnusedSuppression, range, format!("{description} names no capslint rule"))
                 .label("unknown code")

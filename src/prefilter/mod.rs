@@ -1,0 +1,79 @@
+//! The prefilter: a text search that tells, before parsing, that a Python file cannot have a finding, so
+//! that most files of a repository are never parsed. It looks for the words the rules need
+//! ([`crate::python::prefilter_words`]), written out or spelled indirectly ([`spelling`]); it may let a
+//! file through that has no finding, never the other way round.
+
+pub mod spelling;
+
+use std::sync::OnceLock;
+
+use aho_corasick::AhoCorasick;
+
+use crate::python;
+
+/// A multi-pattern substring search: SIMD (Teddy) where the CPU has it, an automaton otherwise.
+pub struct WordSearch {
+    packed: Option<aho_corasick::packed::Searcher>,
+    automaton: AhoCorasick,
+}
+
+impl WordSearch {
+    /// A search for any of `words`.
+    pub fn new(words: &[&str]) -> Self {
+        WordSearch {
+            packed: aho_corasick::packed::Searcher::new(words.iter().copied()),
+            automaton: AhoCorasick::new(words).expect("prefilter words are valid patterns"),
+        }
+    }
+
+    /// Whether `text` contains any of the words.
+    pub fn is_match(&self, text: &str) -> bool {
+        match &self.packed {
+            Some(packed) => packed.find(text).is_some(),
+            None => self.automaton.is_match(text),
+        }
+    }
+}
+
+fn python_prefilter() -> &'static WordSearch {
+    static SEARCH: OnceLock<WordSearch> = OnceLock::new();
+    SEARCH.get_or_init(|| WordSearch::new(&python::prefilter_words()))
+}
+
+/// The names of the prefilter words that end with a call's `(` (`kubernetes(`), which Python also reads
+/// with blanks before the `(`.
+fn called_names() -> &'static [&'static str] {
+    static NAMES: OnceLock<Vec<&'static str>> = OnceLock::new();
+    NAMES.get_or_init(|| python::prefilter_words().into_iter().filter_map(|word| word.strip_suffix('(')).collect())
+}
+
+/// Whether a Python text contains one of the words the rules need, written out or spelled indirectly
+/// (implicit concatenation, escapes, NFKC-folded identifiers, blanks before a call's `(`: see
+/// [`spelling`]). A text for which this is false has no findings, so it is never parsed.
+pub fn may_have_findings(text: &str) -> bool {
+    let search = python_prefilter();
+    search.is_match(text)
+        || called_names().iter().any(|name| spelling::called_after_a_gap(text, name))
+        || spelling::unfolded(text).iter().any(|unfolded| search.is_match(unfolded))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_written_out_or_spelled_indirectly_let_a_file_through() {
+        assert!(may_have_findings("Parallel(n_jobs=-1)(delayed(f)(x) for x in xs)\n"));
+        assert!(may_have_findings("f(**{\"n_\" \"jobs\": -1})\n"));
+        assert!(may_have_findings("@task.kubernetes (image=\"python\")\ndef f(): ...\n"));
+        assert!(!may_have_findings("import json\nprint(json.dumps({}))\n"));
+    }
+
+    #[test]
+    fn a_word_search_finds_any_of_its_words() {
+        let search = WordSearch::new(&["alpha", "beta"]);
+        assert!(search.is_match("an alphabet"));
+        assert!(search.is_match("betamax"));
+        assert!(!search.is_match("gamma"));
+    }
+}
