@@ -159,6 +159,18 @@ fn names(keep: fn(&ThreadVariable) -> bool) -> impl Iterator<Item = &'static str
     THREAD_VARIABLES.iter().filter(move |variable| keep(variable)).map(|variable| variable.name)
 }
 
+/// The library that reads `name` and, when it is unset, falls back to `OMP_NUM_THREADS` (OpenBLAS
+/// through `GOTO_NUM_THREADS` first: `driver/others/openblas_env.c`; MKL: "MKL_NUM_THREADS takes
+/// precedence over OMP_NUM_THREADS"; numexpr: `utils.py` `_init_num_threads`). loky has no such fallback.
+pub fn omp_fallback_reader(name: &str) -> Option<&'static str> {
+    match name {
+        "OPENBLAS_NUM_THREADS" | "GOTO_NUM_THREADS" => Some("OpenBLAS"),
+        "MKL_NUM_THREADS" => Some("MKL"),
+        "NUMEXPR_NUM_THREADS" => Some("NumExpr"),
+        _ => None,
+    }
+}
+
 /// Every count variable: what counts as a cap when read, and what is compared with the limit when set.
 pub fn caps() -> impl Iterator<Item = &'static str> {
     names(|variable| variable.holds == Holds::Count)

@@ -43,7 +43,31 @@ pub fn check<'p>(checker: &mut Checker<'p>, context: &ContainerContext<'p>) {
         )
     } else {
         let noun = if missing.len() == 1 { "thread cap" } else { "thread caps" };
-        format!("{} does not set the {noun} {}", context.subject(), join_names(&missing))
+        let mut message = format!("{} does not set the {noun} {}", context.subject(), join_names(&missing));
+        // With `OMP_NUM_THREADS` set, the BLAS and NumExpr caps fall back to it: say what is really
+        // unbounded, so the finding does not overstate the risk.
+        if is_set(context, "OMP_NUM_THREADS") {
+            let (covered, unbounded): (Vec<&String>, Vec<&String>) = caps
+                .iter()
+                .filter(|cap| !is_set(context, cap))
+                .partition(|cap| crate::thread_variables::omp_fallback_reader(cap).is_some());
+            if !covered.is_empty() {
+                let readers: Vec<String> = covered
+                    .iter()
+                    .filter_map(|cap| crate::thread_variables::omp_fallback_reader(cap))
+                    .map(str::to_string)
+                    .collect();
+                message.push_str(&format!(": {} fall back to `OMP_NUM_THREADS`", join_names(&readers)));
+                let unbounded: Vec<String> = unbounded.iter().map(|cap| format!("`{cap}`")).collect();
+                if unbounded.is_empty() {
+                    message.push_str(", so ADR-0096's explicit caps are missing, not the bound");
+                } else {
+                    let verb = if unbounded.len() == 1 { "leaves its pool" } else { "leave their pools" };
+                    message.push_str(&format!(", so only {} {verb} unbounded", join_names(&unbounded)));
+                }
+            }
+        }
+        message
     };
     if !context.env.complete() {
         message.push_str(&format!(" (unless {} provides them)", join_names(&context.env.unresolved)));
