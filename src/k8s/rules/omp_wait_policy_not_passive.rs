@@ -30,16 +30,18 @@ pub fn check<'p>(checker: &mut Checker<'p>, context: &ContainerContext<'p>) {
         if !context.env.complete() && !checker.strict() {
             return;
         }
+        let consequence = if single_threaded(context) {
+            "with `OMP_NUM_THREADS=1` no OpenMP team spins today, but any team of more threads (a raised cap, a \
+             library that sizes its own) spins at barriers and burns the CFS quota"
+        } else {
+            "idle OpenMP threads spin at barriers and burn the CFS quota"
+        };
         checker.report(
             context,
             Finding::new(
                 Rule::OmpWaitPolicyNotPassive,
                 context.container.anchor,
-                format!(
-                    "{} {why} but does not set `OMP_WAIT_POLICY=passive`: idle OpenMP threads spin at barriers and \
-                     burn the CFS quota",
-                    context.subject()
-                ),
+                format!("{} {why} but does not set `OMP_WAIT_POLICY=passive`: {consequence}", context.subject()),
             )
             .label("no `OMP_WAIT_POLICY`")
             .help(HELP),
@@ -76,6 +78,17 @@ pub fn check<'p>(checker: &mut Checker<'p>, context: &ContainerContext<'p>) {
         }
         None => checker.report(context, finding),
     }
+}
+
+/// Whether the container's `OMP_NUM_THREADS` is the literal `1` (in its `env` or a ConfigMap of the
+/// scan): its OpenMP teams have no other thread to wait for.
+fn single_threaded(context: &ContainerContext<'_>) -> bool {
+    let Some(origin) = context.env.get("OMP_NUM_THREADS") else { return false };
+    let namespace = context.object.namespace.as_deref();
+    matches!(
+        context.env.resolve(origin, namespace, context.file, &context.project.config_maps),
+        Resolved::Literal { value, .. } if value.text == "1"
+    )
 }
 
 /// Reports each spin knob of the container's own `env` that keeps idle threads spinning.
