@@ -216,6 +216,11 @@ impl Settings {
             .any(|ancestor| self.is_excluded(ancestor))
     }
 
+    /// The directory relative paths of checked files are relative to.
+    pub fn cwd(&self) -> &Path {
+        &self.cwd
+    }
+
     /// Whether `path` is excluded from discovery.
     pub fn is_excluded(&self, path: &Path) -> bool {
         let absolute = crate::paths::absolute(path, &self.cwd);

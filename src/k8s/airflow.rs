@@ -53,6 +53,9 @@ pub fn merge(object: &Object, call: &PodTemplateCall) -> Object {
     let Some(container) = object.pods.first_mut().and_then(|pod| pod.containers.first_mut()) else {
         return object;
     };
+    // The operator runs the template's first container with its own `image` when the template has none:
+    // merged, it is a whole container.
+    container.partial = false;
     let at = container.anchor;
     let value = |text: &str| Value { text: text.to_string(), range: at };
     let resources = |list: &[(String, String)]| -> Vec<Resource> {

@@ -141,7 +141,9 @@ fn container(found: ContainerNode<'_>, init: bool) -> Container {
         name: name_node.and_then(Node::as_str).map(str::to_string).or(found.default_name.map(str::to_string)),
         anchor,
         init,
-        partial: found.partial,
+        // A container without an image cannot run as written: it is a fragment (a patch, a template
+        // completed elsewhere), so only the values it writes are checked.
+        partial: found.partial || node.get("image").is_none_or(Node::is_null),
         resources: node.get("resources").or_else(|| node.get("resourcesPerNode")).map(resources).unwrap_or_default(),
         env,
         env_open,

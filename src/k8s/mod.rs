@@ -12,6 +12,7 @@ mod exec;
 mod helm;
 mod infrastructure;
 mod kinds;
+mod kustomize;
 pub mod model;
 mod project;
 pub mod quantity;

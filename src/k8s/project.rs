@@ -34,6 +34,7 @@ pub struct Outcome {
 pub fn check(mut files: Vec<ManifestFile>, mut uses: Vec<TemplateUse>) -> Outcome {
     files.sort_by(|a, b| (a.file.display_name(), a.file.path()).cmp(&(b.file.display_name(), b.file.path())));
     let mut outcome = Outcome::default();
+    mark_patches_partial(&mut files);
     let views = resolve_templates(&mut files, &mut uses, &mut outcome);
 
     let mut config_maps = ConfigMapIndex::default();
@@ -68,6 +69,22 @@ pub fn check(mut files: Vec<ManifestFile>, mut uses: Vec<TemplateUse>) -> Outcom
         })
         .collect();
     outcome
+}
+
+/// The containers of kustomize patch files are fragments ([`super::kustomize`]): checked as partial.
+fn mark_patches_partial(files: &mut [ManifestFile]) {
+    let Some(cwd) = files.first().map(|file| file.settings.cwd().to_path_buf()) else { return };
+    let patches = super::kustomize::patch_files(files.iter().map(|file| file.file.path()), &cwd);
+    if patches.is_empty() {
+        return;
+    }
+    for file in files.iter_mut().filter(|file| patches.contains(&crate::paths::absolute(file.file.path(), &cwd))) {
+        for pod in file.objects.iter_mut().flat_map(|object| object.pods.iter_mut()) {
+            for container in pod.containers.iter_mut().chain(pod.init_containers.iter_mut()) {
+                container.partial = true;
+            }
+        }
+    }
 }
 
 /// Finds the template of every operator call, reading the ones outside the scan, and builds the merged
