@@ -14,6 +14,7 @@ mod infrastructure;
 mod kinds;
 mod kustomize;
 pub mod model;
+pub(crate) mod placeholder;
 mod project;
 pub mod quantity;
 mod rules;

@@ -32,6 +32,14 @@ pub fn check<'p>(checker: &mut Checker<'p>, context: &ContainerContext<'p>) {
     let subject = context.subject();
     for name in names {
         let (limit, request) = (resources.limit(name), resources.request(name));
+        // A value filled in later is not judged, nor compared with its counterpart.
+        if [limit, request]
+            .into_iter()
+            .flatten()
+            .any(|resource| crate::k8s::placeholder::is_placeholder(&resource.value.text))
+        {
+            continue;
+        }
         let finding = if let Some(bad) = [limit, request].into_iter().flatten().find(|resource| not_whole(resource)) {
             Finding::new(
                 Rule::ExtendedResourceMismatch,

@@ -86,6 +86,9 @@ pub enum CpuLimit<'p> {
 
 impl<'p> CpuLimit<'p> {
     fn classify(resource: &'p Resource, pod_level: bool) -> CpuLimit<'p> {
+        if crate::k8s::placeholder::is_placeholder(&resource.value.text) {
+            return CpuLimit::Unknown;
+        }
         match Quantity::parse(&resource.value.text) {
             Ok(quantity) if quantity.is_negative() => CpuLimit::Invalid(resource),
             Ok(quantity) if quantity.is_zero() => CpuLimit::Zero(resource),

@@ -53,7 +53,8 @@ pub fn check<'p>(checker: &mut Checker<'p>, context: &ContainerContext<'p>) {
     else {
         return spin_knobs(checker, context);
     };
-    if spin::wait_policy(ThreadValue::Text(&value.text)).is_ok() {
+    if spin::wait_policy(ThreadValue::Text(&value.text)).is_ok() || crate::k8s::placeholder::is_placeholder(&value.text)
+    {
         return spin_knobs(checker, context);
     }
     let finding = Finding::new(

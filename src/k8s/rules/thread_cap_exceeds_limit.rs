@@ -55,7 +55,7 @@ struct Written<'p> {
 
 fn literal<'p>(checker: &mut Checker<'p>, context: &ContainerContext<'p>, name: &str, written: Written<'p>) {
     let value = written.value;
-    if is_placeholder(&value.text) {
+    if crate::k8s::placeholder::is_placeholder(&value.text) {
         return;
     }
     let threads = match count::read(name, &value.text) {
@@ -146,15 +146,6 @@ fn report_where_written<'p>(
             checker.report_at(context, map.file, map.object, finding);
         }
     }
-}
-
-/// Whether a value is a placeholder that a tool fills in before the cluster sees it (`${THREADS}`,
-/// `$THREADS` for envsubst, `{{ .Values.threads }}`, `{threads}`): not judged, since the value that
-/// runs is not written here.
-fn is_placeholder(text: &str) -> bool {
-    text.contains("${")
-        || text.contains('{')
-        || text.strip_prefix('$').is_some_and(|rest| rest.starts_with(|c: char| c == '_' || c.is_ascii_alphabetic()))
 }
 
 /// A literal of the container's own environment (or its ConfigMaps), as the libraries see it;
