@@ -95,13 +95,23 @@ fn ignore_codes(annotation: Node<'_>, text: &str) -> Vec<IgnoreCode> {
 }
 
 fn pod(node: PodNode<'_>) -> Pod {
-    Pod {
+    let mut pod = Pod {
         role: node.role,
         replicas: node.replicas,
         containers: node.containers.into_iter().map(|container| self::container(container, false)).collect(),
         init_containers: node.init_containers.into_iter().map(|container| self::container(container, true)).collect(),
         resources: node.resources.map(resources).unwrap_or_default(),
+    };
+    // A pod spec patch (Argo `podSpecPatch`) may set what the YAML does not show: a patch that mentions
+    // resources or the environment makes them unknown, so nothing is reported missing.
+    if let Some(patch) = node.patch.and_then(|patch| patch.text()) {
+        let (resources, env) = (patch.contains("resources"), patch.contains("env"));
+        for container in pod.containers.iter_mut().chain(pod.init_containers.iter_mut()) {
+            container.resources_open |= resources;
+            container.env_open |= env;
+        }
     }
+    pod
 }
 
 fn resources(node: Node<'_>) -> Resources {

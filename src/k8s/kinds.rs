@@ -39,6 +39,9 @@ pub struct PodNode<'a> {
     pub init_containers: Vec<ContainerNode<'a>>,
     /// Pod-level `resources`.
     pub resources: Option<Node<'a>>,
+    /// A patch applied to the pod spec when it is created (Argo `podSpecPatch`), a string capslint does
+    /// not merge: what it may set is unknown.
+    pub patch: Option<Node<'a>>,
 }
 
 /// What the kind says about an object.
@@ -71,6 +74,7 @@ fn pod_spec<'a>(spec: Option<Node<'a>>, role: Option<String>, replicas: u64) -> 
         containers: items("containers"),
         init_containers: items("initContainers"),
         resources: spec.get("resources"),
+        patch: None,
     })
 }
 
@@ -168,7 +172,9 @@ fn argo<'a>(spec: Option<Node<'a>>) -> Located<'a> {
                 templates.push((inline, Some(format!("task `{}` of {parent}", step_name(task)))));
             }
         }
-        let mut pod = PodNode { role, replicas: 1, ..PodNode::default() };
+        // The template's own `podSpecPatch` wins over the workflow's.
+        let patch = template.get("podSpecPatch").or(spec.and_then(|spec| spec.get("podSpecPatch")));
+        let mut pod = PodNode { role, replicas: 1, patch, ..PodNode::default() };
         for key in ["container", "script"] {
             if let Some((key_node, container)) = template.entry(key).filter(|(_, value)| value.is_mapping()) {
                 pod.containers.push(ContainerNode {
