@@ -4,6 +4,9 @@
 
 mod guard;
 mod node;
+mod repair;
+
+use std::borrow::Cow;
 
 use ruff_text_size::TextSize;
 use saphyr::{MarkedYaml, ScanError, YamlLoader};
@@ -13,6 +16,7 @@ pub use guard::{MAX_DEPTH, Refused};
 pub use node::{Node, Scalar, ScalarKind};
 
 use node::{ByteMap, Context};
+use repair::{MAX_REPAIRS, MAX_REPARSED_BYTES, Repairs};
 
 /// How many nodes alias expansion may produce in one file, over all its documents.
 pub const ALIAS_BUDGET: usize = 100_000;
@@ -33,7 +37,7 @@ pub struct LoadError {
 /// file. Fails on a syntax error (including a duplicate key, which kubectl and the API server reject
 /// too), on alias expansion past [`ALIAS_BUDGET`] nodes, and on input the guard refuses; documents
 /// before the error have been handed over by then, so a caller that fails the file discards them.
-pub fn for_each_document(text: &str, on_document: impl FnMut(Node<'_>)) -> Result<(), LoadError> {
+pub fn for_each_document(text: &str, mut on_document: impl FnMut(Node<'_>)) -> Result<(), LoadError> {
     if let Err(refused) = guard::screen(text) {
         return Err(LoadError {
             offset: TextSize::from(refused.offset as u32),
@@ -41,42 +45,80 @@ pub fn for_each_document(text: &str, on_document: impl FnMut(Node<'_>)) -> Resul
             refused: true,
         });
     }
-    let context = Context { text, bytes: ByteMap::new(text) };
+    // Documents handed over by an attempt that a repair then restarts are not handed over again.
+    let mut delivered = 0;
+    let mut repairs = Repairs::default();
+    // When the repairs do not make the text parse, the error reported is the one of the text as written.
+    let mut first_error = None;
+    for attempt in 0..=MAX_REPAIRS {
+        let repaired = if repairs.is_empty() { Cow::Borrowed(text) } else { Cow::Owned(repairs.apply(text)) };
+        let context = Context { text: &repaired, bytes: ByteMap::new(&repaired), repairs: &repairs };
+        let failure = match load(&context, &mut delivered, &mut on_document) {
+            Ok(()) => return Ok(()),
+            Err(failure) => failure,
+        };
+        let error = load_error(&context, &failure);
+        let first = first_error.get_or_insert(error).clone();
+        if let Failure::Syntax(error) = &failure {
+            let offset = context.bytes.byte(error.marker().index(), repaired.len());
+            let mut next = repairs.clone();
+            let affordable = (attempt + 2).saturating_mul(repaired.len()) <= MAX_REPARSED_BYTES;
+            if attempt < MAX_REPAIRS && affordable && next.add(&repaired, offset, error.info()) {
+                repairs = next;
+                continue;
+            }
+        }
+        return Err(first);
+    }
+    unreachable!("the last attempt returns")
+}
+
+/// Parses the text of `context`, handing over every document after the first `delivered`.
+fn load(context: &Context<'_>, delivered: &mut usize, on_document: &mut impl FnMut(Node<'_>)) -> Result<(), Failure> {
     let mut feed = DocumentFeed {
-        context: &context,
+        context,
         loader: YamlLoader::default(),
         aliases: AliasCount::default(),
         error: None,
+        seen: 0,
+        delivered,
         on_document,
     };
-    let scanned = Parser::new_from_str(text).load(&mut feed, true);
-    let error = match (scanned, feed.error) {
-        (_, Some(error)) => error,
-        (Err(error), None) => Failure::Syntax(error),
+    let scanned = Parser::new_from_str(context.text).load(&mut feed, true);
+    match (scanned, feed.error) {
+        (_, Some(error)) => Err(error),
+        (Err(error), None) => Err(Failure::Syntax(error)),
         (Ok(()), None) => match feed.loader.error() {
-            Some(error) => Failure::Syntax(error.clone()),
-            None => return Ok(()),
+            Some(error) => Err(Failure::Syntax(error.clone())),
+            None => Ok(()),
         },
-    };
-    Err(match error {
+    }
+}
+
+/// The error of a failed load, at its offset in the text as written.
+fn load_error(context: &Context<'_>, failure: &Failure) -> LoadError {
+    let len = context.text.len();
+    let original = |index: usize| TextSize::from(context.repairs.original(context.bytes.byte(index, len)) as u32);
+    match failure {
         Failure::Syntax(error) => {
-            let offset = context.bytes.byte(error.marker().index(), text.len());
             let info = error.info();
             let message = if info.contains("duplicated key") {
-                "YAML syntax error: duplicate key in a mapping (kubectl and the API server reject it)".to_string()
+                // Checked with kubectl 1.32: `kubectl kustomize` fails ("mapping key ... already defined"),
+                // while the decoder of `kubectl apply` accepts the file and keeps a single value.
+                "YAML syntax error: duplicate key in a mapping: kustomize rejects the file, and `kubectl apply` keeps \
+                 only one of the values, so what the cluster receives is not what the file shows"
+                    .to_string()
             } else if info.contains("alias expansion") {
                 alias_bomb_message()
             } else {
                 format!("YAML syntax error: {info}")
             };
-            LoadError { offset: TextSize::from(offset as u32), message, refused: false }
+            LoadError { offset: original(error.marker().index()), message, refused: false }
         }
-        Failure::Aliases(offset) => LoadError {
-            offset: TextSize::from(context.bytes.byte(offset, text.len()) as u32),
-            message: alias_bomb_message(),
-            refused: false,
-        },
-    })
+        Failure::Aliases(offset) => {
+            LoadError { offset: original(*offset), message: alias_bomb_message(), refused: false }
+        }
+    }
 }
 
 fn alias_bomb_message() -> String {
@@ -97,7 +139,11 @@ struct DocumentFeed<'c, 't, F> {
     loader: YamlLoader<'t, MarkedYaml<'t>>,
     aliases: AliasCount,
     error: Option<Failure>,
-    on_document: F,
+    /// Documents finished in this attempt.
+    seen: usize,
+    /// Documents handed over in every attempt so far.
+    delivered: &'c mut usize,
+    on_document: &'c mut F,
 }
 
 impl<'t, F: FnMut(Node<'_>)> SpannedEventReceiver<'t> for DocumentFeed<'_, 't, F> {
@@ -118,7 +164,11 @@ impl<'t, F: FnMut(Node<'_>)> SpannedEventReceiver<'t> for DocumentFeed<'_, 't, F
         if document_ends {
             // Anchors do not reach across documents, so a fresh loader per document loses nothing.
             for document in std::mem::take(&mut self.loader).into_documents() {
-                (self.on_document)(Node::new(&document, self.context));
+                self.seen += 1;
+                if self.seen > *self.delivered {
+                    *self.delivered = self.seen;
+                    (self.on_document)(Node::new(&document, self.context));
+                }
             }
             self.aliases.end_document();
         }
@@ -186,6 +236,40 @@ mod tests {
 
     fn load_error(text: &str) -> Option<LoadError> {
         for_each_document(text, |_| {}).err()
+    }
+
+    #[test]
+    fn continuation_lines_at_the_keys_indentation_are_read_as_libyaml_reads_them() {
+        // Flow sequence closed at the key's indentation, then a quoted scalar continued there, in the
+        // second document: offsets point into the text as written.
+        let text = "kind: A\n---\nspec:\n  args: [\n    \"--foo\",\n  \"--bar\"\n  ]\n  note: \"a long\n  text\"\n  after: x\n";
+        let mut documents = 0;
+        each(text, |document| {
+            documents += 1;
+            if documents == 2 {
+                let args: Vec<String> = document
+                    .path(&["spec", "args"])
+                    .unwrap()
+                    .items()
+                    .map(|item| item.as_str().unwrap().to_string())
+                    .collect();
+                assert_eq!(args, ["--foo", "--bar"]);
+                assert_eq!(document.path(&["spec", "note"]).unwrap().as_str(), Some("a long text"));
+                let after = document.path(&["spec", "after"]).unwrap();
+                assert_eq!(&text[after.range()], "x");
+                let bar = document.path(&["spec", "args"]).unwrap().items().nth(1).unwrap();
+                assert_eq!(&text[bar.range()], "\"--bar\"");
+            }
+        });
+        assert_eq!(documents, 2);
+    }
+
+    #[test]
+    fn what_cannot_be_repaired_stays_an_error_at_its_place() {
+        let text = "spec:\n  args: [\n  \"--foo\"\nnext: [\n";
+        let error = load_error(text).unwrap();
+        assert!(!error.refused);
+        assert!(error.offset.to_usize() <= text.len());
     }
 
     #[test]

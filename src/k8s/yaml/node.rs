@@ -31,11 +31,25 @@ impl ByteMap {
     }
 }
 
-/// The text of a stream and its character-to-byte table.
+/// The text of a stream as parsed, its character-to-byte table, and the repairs that map its offsets back
+/// to the text as written.
 #[derive(Debug)]
 pub(super) struct Context<'a> {
     pub(super) text: &'a str,
     pub(super) bytes: ByteMap,
+    pub(super) repairs: &'a super::repair::Repairs,
+}
+
+impl Context<'_> {
+    /// A range of the parsed text in the text as written.
+    fn original(&self, range: TextRange) -> TextRange {
+        if self.repairs.is_empty() {
+            return range;
+        }
+        let start = self.repairs.original(range.start().to_usize());
+        let end = self.repairs.original(range.end().to_usize()).max(start);
+        TextRange::new(TextSize::from(start as u32), TextSize::from(end as u32))
+    }
 }
 
 /// What kind of scalar a value is, as YAML's core schema resolved it.
@@ -113,10 +127,10 @@ impl<'a> Node<'a> {
     /// The byte range of the node. Block collections end where the next token starts; a node reached
     /// through an alias has the alias's range.
     pub fn range(self) -> TextRange {
-        self.site.unwrap_or_else(|| self.own_range())
+        self.context.original(self.site.unwrap_or_else(|| self.own_range()))
     }
 
-    /// The range where the node itself is written.
+    /// The range where the node itself is written, in the text as parsed.
     fn own_range(self) -> TextRange {
         let len = self.context.text.len();
         let start = self.context.bytes.byte(self.raw.span.start.index(), len);
