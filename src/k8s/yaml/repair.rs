@@ -62,7 +62,8 @@ impl Repairs {
     pub fn add(&mut self, repaired: &str, offset: usize, message: &str) -> bool {
         let lines: Vec<usize> = if message.ends_with("invalid indentation in quoted scalar") {
             quoted_continuations(repaired, offset)
-        } else if message.ends_with("invalid indentation") {
+        } else if message.ends_with("invalid indentation") || message.ends_with("invalid indentation in flow construct")
+        {
             // The error points at the first character of the line that is not indented enough.
             vec![line_start(repaired, offset)]
         } else {
