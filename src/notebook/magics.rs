@@ -4,7 +4,8 @@
 //!
 //! - a cell magic (`%%bash`, `%%sql`, `%%writefile x.py`, ...), which hands the whole cell to something
 //!   else; except the ones that run their body as Python in the kernel and only time, profile, capture
-//!   or debug it (`%%time`, `%%timeit`, `%%prun`, `%%capture`, `%%debug`), whose body is checked;
+//!   or debug it (`%%time`, `%%timeit`, `%%prun`, `%%capture`, `%%debug`), whose body is checked. A `%%`
+//!   line after the first makes the cell an error to IPython: skipped too;
 //! - an automagic: a line magic written without its `%` (`pip install x`, `cd data`), which IPython
 //!   runs as the magic. IPython does this for one-line cells only, so a cell whose first line is one is
 //!   that command or does not run.
@@ -118,22 +119,28 @@ const LINE_MAGICS: &[&str] = &[
     "xmode",
 ];
 
-/// Cell magics that run the cell's body as Python in the kernel's namespace.
+/// Cell magics that run the cell's body as Python in the kernel's namespace. (`%%python`, `%%python3` and
+/// `%%pypy` run it in another process, whose imports and thread caps are not the kernel's: skipped.)
 const TRANSPARENT_CELL_MAGICS: &[&str] = &["capture", "debug", "prun", "time", "timeit"];
 
 /// Whether IPython runs the code cell `source` as Python in the kernel (see the module docs). A cell
 /// with a transparent cell magic counts: its first line is then an escape command to the parser.
 pub fn runs_as_python(source: &str) -> bool {
-    let first = source
+    let mut lines = source
         .split(['\n', '\r'])
         .map(|line| line.trim_start_matches([' ', '\t', '\x0c']))
-        .find(|line| !line.is_empty() && !line.starts_with('#'));
-    let Some(first) = first else { return true };
+        .filter(|line| !line.is_empty() && !line.starts_with('#'));
+    let Some(first) = lines.next() else { return true };
     if let Some(magic) = first.strip_prefix("%%") {
         let name = magic.split([' ', '\t']).next().unwrap_or_default();
-        return TRANSPARENT_CELL_MAGICS.contains(&name);
+        if !TRANSPARENT_CELL_MAGICS.contains(&name) {
+            return false;
+        }
+    } else if is_automagic(first) {
+        return false;
     }
-    !is_automagic(first)
+    // A cell magic anywhere else is an error to IPython: the cell does not run.
+    !lines.any(|line| line.starts_with("%%"))
 }
 
 /// Whether a cell's first line is a line magic without its `%`: a magic's name followed by blanks and
@@ -183,6 +190,9 @@ mod tests {
         assert!(runs_as_python("%%capture out\nf()"));
         assert!(runs_as_python("%%prun -s cumulative\nf()"));
         assert!(!runs_as_python("%%timer\nf()"));
+        assert!(!runs_as_python("%%python3\nimport numpy"));
+        assert!(!runs_as_python("x = 1\n%%bash\nls -l\n"));
+        assert!(!runs_as_python("%%time\n%%bash\nls -l\n"));
     }
 
     #[test]
