@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use ruff_text_size::TextRange;
+use ruff_text_size::{TextRange, TextSize};
 
 use crate::registry::{Rule, Severity};
 use crate::source::{Location, SourceFile};
@@ -114,6 +114,40 @@ impl Diagnostic {
     /// Where the primary span ends (exclusive column, as ruff reports it).
     pub fn end(&self) -> Location {
         self.file.location(self.finding.range.end())
+    }
+
+    /// For a finding in a notebook, the cell it starts in (its 1-based position in the notebook).
+    pub fn cell(&self) -> Option<usize> {
+        self.file.cell_location(self.finding.range.start()).map(|location| location.cell)
+    }
+
+    /// Where the primary span starts as the reader finds it: in a notebook, the row and column within
+    /// its cell ([`Diagnostic::cell`]); otherwise [`Diagnostic::start`].
+    pub fn shown_start(&self) -> Location {
+        self.file.cell_location(self.finding.range.start()).map_or_else(|| self.start(), |location| location.location)
+    }
+
+    /// Where the primary span ends as the reader finds it: in a notebook, within the cell it starts in
+    /// (a span that runs into a later cell ends with its first cell).
+    pub fn shown_end(&self) -> Location {
+        self.file.cell_location(self.end_in_cell()).map_or_else(|| self.end(), |location| location.location)
+    }
+
+    /// Where the primary span ends, cut at the end of the cell it starts in for a notebook.
+    fn end_in_cell(&self) -> TextSize {
+        let cell = self.file.cells().and_then(|cells| cells.cell_range(self.finding.range.start()));
+        cell.map_or(self.finding.range.end(), |cell| self.finding.range.end().min(cell.end()))
+    }
+
+    /// Where the primary span starts in the file as stored: in a notebook, in its JSON (see
+    /// [`SourceFile::file_location`]); otherwise [`Diagnostic::start`].
+    pub fn file_start(&self) -> Location {
+        self.file.file_location(self.finding.range.start())
+    }
+
+    /// Where the primary span ends in the file as stored (see [`Diagnostic::file_start`]).
+    pub fn file_end(&self) -> Location {
+        self.file.file_end_location(self.end_in_cell())
     }
 
     /// The ordering key of every report: file, then row and column, then code.

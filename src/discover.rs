@@ -17,6 +17,8 @@ pub enum FileKind {
     Python,
     /// A YAML document stream (`*.yaml`, `*.yml`).
     Yaml,
+    /// A Jupyter notebook (`*.ipynb`): its code cells are checked as Python.
+    Notebook,
 }
 
 impl FileKind {
@@ -25,6 +27,7 @@ impl FileKind {
         match path.extension()?.to_str()? {
             "py" | "pyw" => Some(FileKind::Python),
             "yaml" | "yml" => Some(FileKind::Yaml),
+            "ipynb" => Some(FileKind::Notebook),
             _ => None,
         }
     }

@@ -13,6 +13,7 @@ use ruff_text_size::{TextRange, TextSize};
 use crate::diagnostic::{Diagnostic, Finding};
 use crate::discover::FileKind;
 use crate::k8s;
+use crate::notebook;
 use crate::pod_template;
 use crate::prefilter;
 use crate::python;
@@ -253,7 +254,7 @@ fn check_input_inner(input: Input) -> FileResult {
             );
         }
     };
-    let file = Arc::new(SourceFile::new(input.path, input.display_name, text));
+    let mut file = Arc::new(SourceFile::new(input.path, input.display_name, text));
     let mut result = FileResult::default();
     let findings = match input.kind {
         FileKind::Python => {
@@ -274,6 +275,12 @@ fn check_input_inner(input: Input) -> FileResult {
             result.manifest = parsed.manifest;
             result.notices.extend(parsed.notice);
             parsed.findings
+        }
+        FileKind::Notebook => {
+            // The findings are in the notebook's Python, or in its JSON when it cannot be read.
+            let (checked, findings) = notebook::check(&file, rules, settings);
+            file = checked;
+            findings
         }
     };
     result.diagnostics = findings

@@ -1,10 +1,13 @@
-//! A checked file's text with the line index that maps byte offsets to rows and columns.
+//! A checked file's text with the line index that maps byte offsets to rows and columns; for a notebook,
+//! its Python module with the map back to cells and to the notebook's JSON.
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use ruff_source_file::LineIndex;
 use ruff_text_size::{TextRange, TextSize};
+
+use crate::notebook::{CellLocation, CellMap};
 
 /// A 1-based row and a 1-based column counted in characters (as ruff does).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
@@ -22,12 +25,46 @@ pub struct SourceFile {
     display_name: String,
     text: String,
     line_index: OnceLock<LineIndex>,
+    cells: Option<Box<CellMap>>,
 }
 
 impl SourceFile {
     /// Wraps `text` read from `path`, shown to users as `display_name`.
     pub fn new(path: PathBuf, display_name: String, text: String) -> Self {
-        SourceFile { path, display_name, text, line_index: OnceLock::new() }
+        SourceFile { path, display_name, text, line_index: OnceLock::new(), cells: None }
+    }
+
+    /// Marks the text as a notebook's Python module, whose places `cells` maps back to the notebook.
+    #[must_use]
+    pub fn with_cells(mut self, cells: CellMap) -> Self {
+        self.cells = Some(Box::new(cells));
+        self
+    }
+
+    /// For a notebook's module, the map back to the notebook.
+    pub fn cells(&self) -> Option<&CellMap> {
+        self.cells.as_deref()
+    }
+
+    /// For a notebook's module, the cell of a byte offset and the row and column within that cell.
+    pub fn cell_location(&self, offset: TextSize) -> Option<CellLocation> {
+        self.cells()?.locate(offset, &self.text, self.line_index())
+    }
+
+    /// Where a byte offset is in the file as stored: for a notebook's module, the line and column in the
+    /// notebook's JSON of the source string that holds it; otherwise [`SourceFile::location`].
+    pub fn file_location(&self, offset: TextSize) -> Location {
+        self.cells()
+            .and_then(|cells| cells.file_location(offset, &self.text, false))
+            .unwrap_or_else(|| self.location(offset))
+    }
+
+    /// [`SourceFile::file_location`] for the end of a span: in a notebook's JSON, an end at the start of
+    /// a source string is the end of the string before.
+    pub fn file_end_location(&self, offset: TextSize) -> Location {
+        self.cells()
+            .and_then(|cells| cells.file_location(offset, &self.text, true))
+            .unwrap_or_else(|| self.location(offset))
     }
 
     /// The path the text was read from (for stdin: the `--stdin-filename`, or `-`).

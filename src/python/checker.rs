@@ -16,6 +16,7 @@ use super::resolve::{At, Resolver};
 use super::rules;
 use super::semantic::{BindingKind, ScopeId, ScopeKind};
 use crate::diagnostic::Finding;
+use crate::notebook::CellMap;
 use crate::pod_template::PodTemplateCall;
 use crate::registry::Rule;
 use crate::selection::RuleSet;
@@ -44,6 +45,8 @@ pub struct Checker<'m, 'a> {
     findings: Vec<Finding>,
     reported: FxHashSet<(Rule, TextRange)>,
     lines: OnceCell<LineIndex>,
+    /// For a notebook's module, its cells: a place in another cell is named by cell.
+    cells: Option<&'a CellMap>,
     /// The operator calls that name a `pod_template_file`, when the manifest rules want them.
     pod_templates: Option<Vec<PodTemplateCall>>,
     /// Which keys [`Checker::mentions_quoted_key`] found quoted in the source, searched once per key.
@@ -65,9 +68,15 @@ impl<'m, 'a> Checker<'m, 'a> {
             findings: Vec::new(),
             reported: FxHashSet::default(),
             lines: OnceCell::new(),
+            cells: None,
             quoted_keys: RefCell::default(),
             pod_templates: None,
         }
+    }
+
+    /// Marks the module as a notebook's code cells: labels name places in other cells by cell and row.
+    pub fn in_notebook(&mut self, cells: &'a CellMap) {
+        self.cells = Some(cells);
     }
 
     /// Makes the walk also collect the operator calls that name a `pod_template_file`
@@ -132,13 +141,17 @@ impl<'m, 'a> Checker<'m, 'a> {
         };
         let lines = self.lines.get_or_init(|| LineIndex::from_source_text(self.source));
         let lines_apart = lines.line_index(last).get() - lines.line_index(first).get();
-        if lines_apart <= MAX_LABEL_DISTANCE {
+        let same_cell = self.cells.is_none_or(|cells| cells.cell_number(first) == cells.cell_number(last));
+        if lines_apart <= MAX_LABEL_DISTANCE && same_cell {
             finding.secondary(related, text)
         } else {
-            let line = lines.line_index(related.start()).get();
+            let place = match self.cells.and_then(|cells| cells.locate(related.start(), self.source, lines)) {
+                Some(place) => format!("cell {}, line {}", place.cell, place.location.row),
+                None => format!("line {}", lines.line_index(related.start()).get()),
+            };
             let name = self.text(related);
             let name = if name.len() > 30 || name.contains('\n') { String::new() } else { format!("`{name}` ") };
-            finding.label = format!("{} ({name}line {line}: {text})", finding.label);
+            finding.label = format!("{} ({name}{place}: {text})", finding.label);
             finding
         }
     }

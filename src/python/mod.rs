@@ -20,6 +20,7 @@ use ruff_python_parser::parse_unchecked_source;
 use ruff_text_size::TextRange;
 
 use crate::diagnostic::Finding;
+use crate::notebook::CellMap;
 use crate::registry::Rule;
 use crate::selection::RuleSet;
 use crate::settings::Settings;
@@ -107,10 +108,20 @@ const ANALYSIS_STACK_BYTES: usize = 64 << 20;
 /// bounds ([`prescan`]), or whose resolution spends its whole [`budget::Budget`], gets one CAP003 finding
 /// and nothing else.
 pub fn check(text: &str, rules: RuleSet, settings: &Settings) -> PythonOutcome {
+    check_module(text, None, rules, settings)
+}
+
+/// [`check`] for a notebook's code cells concatenated into `text`: parsed in IPython mode (line magics,
+/// shell escapes and help are escape commands), with places in other cells named by cell in labels.
+pub fn check_notebook(text: &str, cells: &CellMap, rules: RuleSet, settings: &Settings) -> PythonOutcome {
+    check_module(text, Some(cells), rules, settings)
+}
+
+fn check_module(text: &str, cells: Option<&CellMap>, rules: RuleSet, settings: &Settings) -> PythonOutcome {
     if let Err(refusal) = prescan::before_parsing(text) {
         return refused(refusal, rules);
     }
-    stacker::maybe_grow(ANALYSIS_STACK_BYTES, ANALYSIS_STACK_BYTES, || analyse(text, rules, settings))
+    stacker::maybe_grow(ANALYSIS_STACK_BYTES, ANALYSIS_STACK_BYTES, || analyse(text, cells, rules, settings))
 }
 
 /// The outcome of a file [`prescan`] refused: its CAP003 finding, if enabled.
@@ -119,8 +130,9 @@ fn refused(refusal: prescan::Refusal, rules: RuleSet) -> PythonOutcome {
     PythonOutcome { findings, ..PythonOutcome::default() }
 }
 
-fn analyse(text: &str, rules: RuleSet, settings: &Settings) -> PythonOutcome {
-    let parsed = parse_unchecked_source(text, PySourceType::Python);
+fn analyse(text: &str, cells: Option<&CellMap>, rules: RuleSet, settings: &Settings) -> PythonOutcome {
+    let source_type = if cells.is_some() { PySourceType::Ipynb } else { PySourceType::Python };
+    let parsed = parse_unchecked_source(text, source_type);
     if let Err(refusal) = prescan::after_parsing(text, parsed.tokens()) {
         return refused(refusal, rules);
     }
@@ -147,6 +159,9 @@ fn analyse(text: &str, rules: RuleSet, settings: &Settings) -> PythonOutcome {
     let budget = budget::Budget::for_source(text.len());
     let resolver = resolve::Resolver::new(&model, &caps, &budget);
     let mut checker = checker::Checker::new(resolver, rules, settings.strict, text);
+    if let Some(cells) = cells {
+        checker.in_notebook(cells);
+    }
     if rules.iter().any(|rule| rule.family() == crate::registry::Family::Manifest) && text.contains("pod_template_file")
     {
         checker.collect_pod_templates();

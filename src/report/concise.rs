@@ -1,5 +1,6 @@
-//! `path:row:col: CODE message`, one line per finding: control characters in the path or the message
-//! are escaped, so each finding stays one line and nothing reaches the terminal raw.
+//! `path:row:col: CODE message`, one line per finding (`path:cell N:row:col: CODE message` in a
+//! notebook, as ruff writes it): control characters in the path or the message are escaped, so each
+//! finding stays one line and nothing reaches the terminal raw.
 
 use std::fmt::Write;
 
@@ -10,13 +11,10 @@ use crate::diagnostic::Diagnostic;
 pub fn render(diagnostics: &[Diagnostic]) -> String {
     let mut out = String::new();
     for diagnostic in diagnostics {
-        let start = diagnostic.start();
         let _ = writeln!(
             out,
-            "{}:{}:{}: {} {}",
-            escape_name(diagnostic.file.display_name()),
-            start.row,
-            start.column,
+            "{}: {} {}",
+            super::concise_location(diagnostic, &escape_name(diagnostic.file.display_name())),
             diagnostic.rule().code(),
             escape_name(&diagnostic.finding.message)
         );

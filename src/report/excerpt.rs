@@ -2,7 +2,8 @@
 //! to a window around its labels, control characters drawn as pictures, and the spans re-based into
 //! that text. miette reads it through [`SourceCode`] with the file's real row numbers and columns, so a
 //! report costs what it shows rather than the size of the file, and a finding at column 100,000 renders
-//! like one at column 10.
+//! like one at column 10. In a notebook, the excerpt keeps to the cell of the first span: its rows are
+//! numbered within the cell and the name says which cell (`path:cell N`), as ruff shows them.
 
 use miette::{MietteError, MietteSpanContents, SourceCode, SourceSpan, SpanContents};
 use ruff_text_size::{TextRange, TextSize};
@@ -43,6 +44,8 @@ pub struct Excerpt<'f> {
     rows: Vec<Row>,
     /// Excerpt offsets of label starts and the file offsets they come from, for the header's column.
     starts: Vec<(usize, usize)>,
+    /// The 0-based row of the file that is shown as row 1 less one: the rows before a notebook's cell.
+    base: usize,
 }
 
 impl<'f> Excerpt<'f> {
@@ -51,8 +54,19 @@ impl<'f> Excerpt<'f> {
         let text = file.text();
         let ends_with_break = text.ends_with(['\n', '\r']);
         // 1-based, the last row that has text or a line break.
-        let last = if ends_with_break { file.line_count() - 1 } else { file.line_count() }.max(1);
-        let row_of = |offset: usize| file.row(TextSize::from(offset as u32)).min(last);
+        let mut last = if ends_with_break { file.line_count() - 1 } else { file.line_count() }.max(1);
+        let mut first_row = 1;
+        let mut name = terminal::escape_name(name).into_owned();
+        // A notebook's cell: its own rows (the line break added after it is not one of them).
+        let cells = file.cells().zip(ranges.first());
+        if let Some((cells, range)) = cells
+            && let (Some(cell), Some(number)) = (cells.cell_range(range.start()), cells.cell_number(range.start()))
+        {
+            first_row = file.row(cell.start());
+            last = file.row(cell.end().checked_sub(TextSize::from(1)).unwrap_or(cell.start()).max(cell.start()));
+            name = format!("{name}:cell {number}");
+        }
+        let row_of = |offset: usize| file.row(TextSize::from(offset as u32)).clamp(first_row, last);
 
         let mut points: Vec<(usize, usize)> = Vec::with_capacity(ranges.len() * 2);
         let mut spans: Vec<(usize, usize)> = Vec::with_capacity(ranges.len());
@@ -60,7 +74,7 @@ impl<'f> Excerpt<'f> {
             let (start, end) = (usize::from(range.start()).min(text.len()), usize::from(range.end()).min(text.len()));
             let first = row_of(start);
             let final_row = if end > start { row_of(end - 1) } else { first };
-            spans.push((first.saturating_sub(CONTEXT_LINES).max(1), (final_row + CONTEXT_LINES).min(last)));
+            spans.push((first.saturating_sub(CONTEXT_LINES).max(first_row), (final_row + CONTEXT_LINES).min(last)));
             points.push((first, start));
             points.push((row_of(end), end));
         }
@@ -74,13 +88,8 @@ impl<'f> Excerpt<'f> {
             }
         }
 
-        let mut excerpt = Excerpt {
-            file,
-            name: terminal::escape_name(name).into_owned(),
-            text: String::new(),
-            rows: Vec::new(),
-            starts: Vec::new(),
-        };
+        let mut excerpt =
+            Excerpt { file, name, text: String::new(), rows: Vec::new(), starts: Vec::new(), base: first_row - 1 };
         let mut next_point = 0;
         for (first, final_row) in blocks {
             for row in first..=final_row {
@@ -224,7 +233,7 @@ impl SourceCode for Excerpt<'_> {
             self.name.clone(),
             &self.text.as_bytes()[start..end],
             SourceSpan::new(start.into(), end - start),
-            self.rows[first].real,
+            self.rows[first].real - self.base,
             column,
             last - first + 1,
         )))
@@ -289,6 +298,24 @@ mod tests {
         let excerpt = Excerpt::new(&source, "a.yaml", &[label]);
         assert_eq!(excerpt.text, "a: 1\nb: ␛[2J\nc: 3\n");
         assert_eq!(shown(&excerpt, label), "␛[2J");
+    }
+
+    #[test]
+    fn a_notebook_excerpt_keeps_to_its_cell() {
+        let raw = r#"{"cells": [{"cell_type": "code", "source": "import numpy\n"},
+            {"cell_type": "markdown", "source": "text"},
+            {"cell_type": "code", "source": "x = 1\ny = X(n_jobs=-1)"},
+            {"cell_type": "code", "source": "z = 2"}]}"#;
+        let module = crate::notebook::read(raw).unwrap();
+        let source = SourceFile::new(PathBuf::from("a.ipynb"), "a.ipynb".into(), module.text).with_cells(module.cells);
+        let label = range(source.text(), "n_jobs=-1");
+        let excerpt = Excerpt::new(&source, "a.ipynb", &[label]);
+        assert_eq!(excerpt.text, "x = 1\ny = X(n_jobs=-1)\n");
+        assert_eq!(excerpt.name, "a.ipynb:cell 3");
+        let contents = excerpt.read_span(&excerpt.span(label), 1, 1).unwrap();
+        assert_eq!((contents.line(), contents.line_count()), (0, 2));
+        let header = excerpt.read_span(&excerpt.span(label), 0, 0).unwrap();
+        assert_eq!((header.line(), header.column()), (1, 6));
     }
 
     #[test]

@@ -3,18 +3,20 @@
 //! (`Finding::related`) are rendered as related diagnostics, each with its own source. miette reads each
 //! file through an [`Excerpt`]: only the rows the report shows, so rendering is linear in the number of
 //! findings, and long rows are cut around the span. File names, messages and source text are made inert
-//! for the terminal.
+//! for the terminal. In a notebook, the excerpt is the cell's (`path:cell N:row:col`, rows numbered within
+//! the cell); a label in another cell is rendered as a related diagnostic with its own cell.
 
 use std::borrow::Cow;
 use std::fmt;
 
 use miette::{GraphicalReportHandler, GraphicalTheme, LabeledSpan, SourceCode};
 use rayon::prelude::*;
+use ruff_text_size::TextRange;
 
 use super::Style;
 use super::excerpt::{CONTEXT_LINES, Excerpt};
 use super::terminal;
-use crate::diagnostic::Diagnostic;
+use crate::diagnostic::{Diagnostic, Label};
 use crate::registry::Severity;
 
 /// One diagnostic seen through miette's eyes.
@@ -23,12 +25,14 @@ struct MietteView<'a> {
     message: Cow<'a, str>,
     help: Option<Cow<'a, str>>,
     source: Excerpt<'a>,
+    /// The secondary labels drawn in `source` (in a notebook, those in the primary span's cell).
+    secondary: Vec<&'a Label>,
     related: Vec<RelatedView<'a>>,
 }
 
-/// A location in another file that contributes to a diagnostic.
+/// A location elsewhere (another file, another cell of a notebook) that contributes to a diagnostic.
 struct RelatedView<'a> {
-    related: &'a crate::diagnostic::Related,
+    range: TextRange,
     text: Cow<'a, str>,
     source: Excerpt<'a>,
 }
@@ -57,7 +61,7 @@ impl miette::Diagnostic for RelatedView<'_> {
     }
 
     fn labels(&self) -> Option<Box<dyn Iterator<Item = LabeledSpan> + '_>> {
-        let label = LabeledSpan::new_primary_with_span(Some("here".to_string()), self.source.span(self.related.range));
+        let label = LabeledSpan::new_primary_with_span(Some("here".to_string()), self.source.span(self.range));
         Some(Box::new(std::iter::once(label)))
     }
 }
@@ -104,7 +108,7 @@ impl miette::Diagnostic for MietteView<'_> {
         let finding = &self.diagnostic.finding;
         let label = (!finding.label.is_empty()).then(|| terminal::escape_name(&finding.label).into_owned());
         let primary = LabeledSpan::new_primary_with_span(label, self.source.span(finding.range));
-        let secondary = finding.secondary.iter().map(|label| {
+        let secondary = self.secondary.iter().map(|label| {
             LabeledSpan::new_with_span(
                 Some(terminal::escape_name(&label.text).into_owned()),
                 self.source.span(label.range),
@@ -124,23 +128,28 @@ impl miette::Diagnostic for MietteView<'_> {
 /// The diagnostic with every file it shows cut to an excerpt.
 fn view(diagnostic: &Diagnostic) -> MietteView<'_> {
     let finding = &diagnostic.finding;
-    let ranges: Vec<_> =
-        std::iter::once(finding.range).chain(finding.secondary.iter().map(|label| label.range)).collect();
-    let related = finding
-        .related
-        .iter()
-        .map(|related| RelatedView {
-            related,
-            text: terminal::escape_text(&related.text),
-            source: Excerpt::new(&related.file, related.file.display_name(), &[related.range]),
-        })
-        .collect();
+    let file = &diagnostic.file;
+    let cell_of = |range: TextRange| file.cells().and_then(|cells| cells.cell_number(range.start()));
+    let (secondary, elsewhere): (Vec<&Label>, Vec<&Label>) =
+        finding.secondary.iter().partition(|label| cell_of(label.range) == cell_of(finding.range));
+    let ranges: Vec<_> = std::iter::once(finding.range).chain(secondary.iter().map(|label| label.range)).collect();
+    let in_other_cells = elsewhere.into_iter().map(|label| RelatedView {
+        range: label.range,
+        text: terminal::escape_text(&label.text),
+        source: Excerpt::new(file, file.display_name(), &[label.range]),
+    });
+    let in_other_files = finding.related.iter().map(|related| RelatedView {
+        range: related.range,
+        text: terminal::escape_text(&related.text),
+        source: Excerpt::new(&related.file, related.file.display_name(), &[related.range]),
+    });
     MietteView {
         diagnostic,
         message: terminal::escape_text(&finding.message),
         help: finding.help.as_deref().map(terminal::escape_text),
-        source: Excerpt::new(&diagnostic.file, diagnostic.file.display_name(), &ranges),
-        related,
+        source: Excerpt::new(file, file.display_name(), &ranges),
+        secondary,
+        related: in_other_cells.chain(in_other_files).collect(),
     }
 }
 
@@ -165,4 +174,41 @@ pub fn render(diagnostics: &[Diagnostic], style: Style) -> String {
         })
         .collect();
     reports.concat()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+    use std::sync::Arc;
+
+    use ruff_text_size::TextSize;
+
+    use super::*;
+    use crate::diagnostic::Finding;
+    use crate::registry::Rule;
+    use crate::source::SourceFile;
+
+    #[test]
+    fn a_label_in_another_cell_is_shown_with_its_cell() {
+        let raw = r#"{"cells": [{"cell_type": "code", "source": "import numpy\n"},
+            {"cell_type": "markdown", "source": "text"},
+            {"cell_type": "code", "source": "import os\nos.environ['OMP_NUM_THREADS'] = '1'"}]}"#;
+        let module = crate::notebook::read(raw).unwrap();
+        let text = module.text.clone();
+        let file =
+            Arc::new(SourceFile::new(PathBuf::from("a.ipynb"), "a.ipynb".into(), module.text).with_cells(module.cells));
+        let at = |needle: &str, len: usize| {
+            TextRange::at(TextSize::try_from(text.find(needle).unwrap()).unwrap(), TextSize::try_from(len).unwrap())
+        };
+        let finding = Finding::new(Rule::LateThreadCap, at("os.environ", 10), "late")
+            .label("set here")
+            .secondary(at("import numpy", 12), "imported here")
+            .secondary(at("import os", 9), "os");
+        let diagnostic = Diagnostic { finding, file, severity: Severity::Error };
+        let out = render(&[diagnostic], super::super::Style::PLAIN);
+        assert!(out.contains("╭─[a.ipynb:cell 3:2:1]"), "{out}");
+        assert!(out.contains("╭─[a.ipynb:cell 1:1:1]"), "{out}");
+        assert!(out.contains(" 1 │ import os"), "{out}");
+        assert!(out.contains("imported here"), "{out}");
+    }
 }

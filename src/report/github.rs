@@ -6,6 +6,10 @@
 //! ends on the same line, as GitHub ignores the annotation's columns otherwise. The message repeats
 //! `path:row:col: CODE` because the log shows only the data, not the properties. Control characters in
 //! paths and messages are escaped first, so none reaches the log raw.
+//!
+//! In a notebook, the properties point into its JSON (the line of the source string and the column of
+//! the code as written there), which is the file the runner annotates, and the data starts as the
+//! concise format does, with the cell: `path:cell N:row:col: CODE`.
 
 use std::fmt::Write;
 
@@ -31,10 +35,10 @@ fn escape_property(text: &str) -> String {
 fn inclusive_end(diagnostic: &Diagnostic) -> Location {
     let (start, end) = (diagnostic.start(), diagnostic.end());
     if end.column > 1 || end.row <= start.row {
-        return end;
+        return diagnostic.file_end();
     }
     let previous = diagnostic.file.line_range(end.row - 1);
-    diagnostic.file.location(previous.end())
+    diagnostic.file.file_end_location(previous.end())
 }
 
 /// Renders one workflow command per diagnostic. Paths are relative to `$GITHUB_WORKSPACE` when the file
@@ -44,7 +48,7 @@ pub fn render(diagnostics: &[Diagnostic], context: &ReportContext) -> String {
     for diagnostic in diagnostics {
         let path = escape_name(&project_path(&diagnostic.file, &context.cwd, context.github_workspace.as_deref()))
             .into_owned();
-        let (start, end) = (diagnostic.start(), inclusive_end(diagnostic));
+        let (start, end) = (diagnostic.file_start(), inclusive_end(diagnostic));
         let rule = diagnostic.rule();
         let level = match diagnostic.severity {
             Severity::Error => "error",
@@ -58,7 +62,7 @@ pub fn render(diagnostics: &[Diagnostic], context: &ReportContext) -> String {
         }
         let _ = write!(properties, ",title={}", escape_property(&format!("{} {}", rule.code(), rule.name())));
         let message = escape_name(&diagnostic.finding.message);
-        let mut data = format!("{path}:{}:{}: {} {message}", start.row, start.column, rule.code());
+        let mut data = format!("{}: {} {message}", super::concise_location(diagnostic, &path), rule.code());
         if let Some(help) = &diagnostic.finding.help {
             let _ = write!(data, "\nhelp: {}", escape_name(help));
         }

@@ -3,7 +3,8 @@
 //! findings appear in the merge request widget and the diff.
 //!
 //! GitLab shows only the first issue of a fingerprint, so fingerprints are unique per finding; paths are
-//! relative to `$CI_PROJECT_DIR`.
+//! relative to `$CI_PROJECT_DIR`. In a notebook, positions are in its JSON (the line of the source string)
+//! and the description names the cell and the line within it.
 
 use std::collections::HashSet;
 
@@ -81,14 +82,19 @@ pub fn render(diagnostics: &[Diagnostic], context: &ReportContext) -> String {
             let rule = diagnostic.rule();
             Issue {
                 kind: "issue",
-                description: format!("{}: {}", rule.code(), diagnostic.finding.message),
+                description: format!(
+                    "{}: {}{}",
+                    rule.code(),
+                    super::cell_prefix(&diagnostic.file, diagnostic.finding.range.start()),
+                    diagnostic.finding.message
+                ),
                 check_name: rule.code(),
                 categories: ["Performance"],
                 fingerprint: unique,
                 severity: severity(diagnostic.severity),
                 location: IssueLocation {
                     path: path_of(diagnostic),
-                    positions: Positions { begin: diagnostic.start().into(), end: diagnostic.end().into() },
+                    positions: Positions { begin: diagnostic.file_start().into(), end: diagnostic.file_end().into() },
                 },
             }
         })

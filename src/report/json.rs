@@ -1,5 +1,7 @@
 //! A JSON array with ruff's schema: `code`, `message`, `filename`, `location`, `end_location`, `url`,
-//! `fix`, `noqa_row` (rows and columns 1-based), so tools that read ruff's JSON read ours.
+//! `fix`, `noqa_row` (rows and columns 1-based), so tools that read ruff's JSON read ours. In a notebook,
+//! `cell` is the cell's 1-based position and the rows and columns are within that cell, as ruff emits
+//! them.
 
 use serde::Serialize;
 
@@ -22,7 +24,7 @@ impl From<Location> for JsonLocation {
 /// One diagnostic in ruff's JSON schema (keys in ruff's order).
 #[derive(Serialize)]
 pub(super) struct JsonDiagnostic<'a> {
-    cell: Option<()>,
+    cell: Option<usize>,
     code: &'static str,
     end_location: JsonLocation,
     filename: &'a str,
@@ -36,11 +38,11 @@ pub(super) struct JsonDiagnostic<'a> {
 impl<'a> JsonDiagnostic<'a> {
     /// The JSON view of `diagnostic`.
     pub(super) fn new(diagnostic: &'a Diagnostic) -> Self {
-        let location = diagnostic.start();
+        let location = diagnostic.shown_start();
         JsonDiagnostic {
-            cell: None,
+            cell: diagnostic.cell(),
             code: diagnostic.rule().code(),
-            end_location: diagnostic.end().into(),
+            end_location: diagnostic.shown_end().into(),
             filename: diagnostic.file.display_name(),
             fix: None,
             location: location.into(),

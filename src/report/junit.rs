@@ -1,6 +1,8 @@
 //! JUnit XML, as Jenkins, GitLab, Azure Pipelines and most CI test viewers read it: one `<testsuite>` per
 //! file with findings, one `<testcase>` with a `<failure>` per finding. A clean run is one passing test
-//! case, so a viewer shows a green check rather than an empty report.
+//! case, so a viewer shows a green check rather than an empty report. In a notebook, `line` and `column`
+//! are in its JSON (the source string's line), the message names the cell and the line within it, and
+//! the body starts as the concise format does (`path:cell N:row:col`).
 
 use std::fmt::Write;
 
@@ -57,9 +59,18 @@ pub fn render(diagnostics: &[Diagnostic]) -> String {
             escape(path)
         );
         for diagnostic in group {
-            let (start, rule) = (diagnostic.start(), diagnostic.rule());
-            let mut body =
-                format!("{path}:{}:{}: {} {}", start.row, start.column, rule.code(), diagnostic.finding.message);
+            let (start, rule) = (diagnostic.file_start(), diagnostic.rule());
+            let message = format!(
+                "{}{}",
+                super::cell_prefix(&diagnostic.file, diagnostic.finding.range.start()),
+                diagnostic.finding.message
+            );
+            let mut body = format!(
+                "{}: {} {}",
+                super::concise_location(diagnostic, path),
+                rule.code(),
+                diagnostic.finding.message
+            );
             if let Some(help) = &diagnostic.finding.help {
                 let _ = write!(body, "\nhelp: {help}");
             }
@@ -74,7 +85,7 @@ pub fn render(diagnostics: &[Diagnostic]) -> String {
                 file = escape(path),
                 row = start.row,
                 column = start.column,
-                message = escape(&diagnostic.finding.message),
+                message = escape(&message),
                 body = escape(&body),
             );
         }

@@ -14,7 +14,10 @@ pub mod terminal;
 
 use std::path::PathBuf;
 
+use ruff_text_size::TextSize;
+
 use crate::diagnostic::Diagnostic;
+use crate::source::SourceFile;
 
 /// The output formats of `capslint check`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -79,6 +82,24 @@ impl ReportContext {
             gitlab_project_dir: directory("CI_PROJECT_DIR"),
             ..ReportContext::new(style, cwd)
         }
+    }
+}
+
+/// `cell N, line R: ` for a place in a notebook, empty elsewhere: the formats whose regions point into
+/// the notebook's JSON (SARIF, GitLab, JUnit) put it before the message, so the reader finds the cell.
+fn cell_prefix(file: &SourceFile, offset: TextSize) -> String {
+    file.cell_location(offset)
+        .map(|place| format!("cell {}, line {}: ", place.cell, place.location.row))
+        .unwrap_or_default()
+}
+
+/// `path:row:col` of a finding as the concise format writes it: `path:cell N:row:col` in a notebook,
+/// with the row and column within the cell.
+fn concise_location(diagnostic: &Diagnostic, path: &str) -> String {
+    let start = diagnostic.shown_start();
+    match diagnostic.cell() {
+        Some(cell) => format!("{path}:cell {cell}:{}:{}", start.row, start.column),
+        None => format!("{path}:{}:{}", start.row, start.column),
     }
 }
 

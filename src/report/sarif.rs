@@ -5,6 +5,10 @@
 //! Columns count Unicode code points (`columnKind: unicodeCodePoints`), 1-based, `endColumn` exclusive.
 //! Paths are URIs relative to the repository root (`$GITHUB_WORKSPACE`, else the working directory) under
 //! the base id `%SRCROOT%`; a file outside that root is an absolute `file://` URI without a base id.
+//!
+//! In a notebook, regions are in its JSON: the line of the source string that holds the code and the
+//! columns of the code as written there (escapes count as written), and the message starts with
+//! `cell N, line R: `, the place as Jupyter shows it.
 
 use std::path::Path;
 
@@ -261,7 +265,8 @@ fn result<'a>(
     let rule = diagnostic.rule();
     let finding = &diagnostic.finding;
     let file = &diagnostic.file;
-    let mut message = finding.message.clone();
+    let mut message = super::cell_prefix(file, finding.range.start());
+    message.push_str(&finding.message);
     if let Some(help) = &finding.help {
         message.push_str("\nhelp: ");
         message.push_str(help);
@@ -275,9 +280,9 @@ fn result<'a>(
             id: index + 1,
             physical_location: PhysicalLocation {
                 artifact_location: artifact_location(file, context, root),
-                region: Region::new(file.location(range.start()), file.location(range.end())),
+                region: Region::new(file.file_location(range.start()), file.file_end_location(range.end())),
             },
-            message: Text { text: text.clone() },
+            message: Text { text: format!("{}{text}", super::cell_prefix(file, range.start())) },
         })
         .collect();
     SarifResult {
@@ -288,7 +293,7 @@ fn result<'a>(
         locations: [SarifLocation {
             physical_location: PhysicalLocation {
                 artifact_location: artifact_location(file, context, root),
-                region: Region::new(diagnostic.start(), diagnostic.end()),
+                region: Region::new(diagnostic.file_start(), diagnostic.file_end()),
             },
         }],
         related_locations,
