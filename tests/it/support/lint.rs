@@ -1,0 +1,129 @@
+//! Linting through the library: a file or a text, the fixtures' `# expect:` markers, reports rendered
+//! without color, snapshot names.
+
+use std::path::{Path, PathBuf};
+
+use capslint::diagnostic::Diagnostic;
+use capslint::discover::FileKind;
+use capslint::lint::{self, Input};
+use capslint::report::{self, OutputFormat, Style};
+use capslint::settings::{ConfigSource, Overrides, Settings, SettingsResolver};
+
+use super::root;
+/// Settings with every default rule, plus the given overrides.
+pub fn settings(overrides: &Overrides) -> Settings {
+    Settings::resolve(None, overrides, &root()).expect("valid settings")
+}
+
+/// Lints `text` as if it were the file `name`.
+pub fn lint_text(name: &str, text: &str, settings: &Settings) -> Vec<Diagnostic> {
+    let path = PathBuf::from(name);
+    let kind = FileKind::of(&path).expect("a known file kind");
+    let input = Input {
+        path,
+        display_name: name.to_string(),
+        kind,
+        contents: Some(text.as_bytes().to_vec()),
+        settings: std::sync::Arc::new(settings.clone()),
+    };
+    lint::check_inputs(vec![input]).diagnostics
+}
+
+/// Lints a file of the repository, shown by its path relative to the root.
+pub fn lint_file(relative: &Path, settings: &Settings) -> Vec<Diagnostic> {
+    let text = std::fs::read_to_string(root().join(relative)).expect("fixture is readable");
+    lint_text(&relative.to_string_lossy(), &text, settings)
+}
+
+/// Lints files of the repository together, as one run of `capslint check` from the root would: each file
+/// with the settings of its nearest configuration file, manifests checked across files.
+pub fn lint_together(relative: &[PathBuf]) -> Vec<Diagnostic> {
+    let resolver = SettingsResolver::new(ConfigSource::Hierarchical, Overrides::default(), root()).expect("settings");
+    let inputs = relative
+        .iter()
+        .map(|path| Input {
+            path: path.clone(),
+            display_name: path.to_string_lossy().into_owned(),
+            kind: FileKind::of(path).expect("a known file kind"),
+            contents: None,
+            settings: resolver.for_path(path).expect("valid configuration"),
+        })
+        .collect();
+    lint::check_inputs(inputs).diagnostics
+}
+
+/// `(row, code)` of every diagnostic.
+pub fn rows_and_codes(diagnostics: &[Diagnostic]) -> Vec<(usize, String)> {
+    let mut found: Vec<(usize, String)> =
+        diagnostics.iter().map(|diagnostic| (diagnostic.start().row, diagnostic.rule().code().to_string())).collect();
+    found.sort();
+    found
+}
+
+/// `(row, code)` of every `# expect: CODE[, CODE]` marker.
+pub fn expectations(text: &str) -> Vec<(usize, String)> {
+    let mut expected = Vec::new();
+    for (index, line) in text.lines().enumerate() {
+        if let Some(position) = line.find("# expect:") {
+            for code in line[position + "# expect:".len()..].split(',') {
+                let code = code.split_whitespace().next().unwrap_or_default();
+                if !code.is_empty() {
+                    expected.push((index + 1, code.to_string()));
+                }
+            }
+        }
+    }
+    expected.sort();
+    expected
+}
+
+/// `text` with every `# expect:` marker blanked out (same length, so spans do not move): the markers name
+/// rule codes, which would let every fixture through the prefilter (it looks for `# noqa: CAPxxx`).
+pub fn without_markers(text: &str) -> String {
+    text.split_inclusive('\n')
+        .map(|line| match line.find("# expect:") {
+            Some(position) => {
+                let body = line.trim_end_matches(['\r', '\n']);
+                format!("{}{}{}", &line[..position], " ".repeat(body.len() - position), &line[body.len()..])
+            }
+            None => line.to_string(),
+        })
+        .collect()
+}
+
+/// The full (graphical) report without color.
+pub fn render_full(diagnostics: &[Diagnostic]) -> String {
+    report::render(OutputFormat::Full, diagnostics, Style::PLAIN)
+}
+
+/// The JSON report.
+pub fn render_json(diagnostics: &[Diagnostic]) -> String {
+    report::render(OutputFormat::Json, diagnostics, Style::PLAIN)
+}
+
+/// Every file with the given extension under `dir` (relative to the root), sorted.
+pub fn files_under(dir: &str, extensions: &[&str]) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = walk(&root().join(dir))
+        .into_iter()
+        .filter(|path| path.extension().and_then(|ext| ext.to_str()).is_some_and(|ext| extensions.contains(&ext)))
+        .map(|path| path.strip_prefix(root()).expect("under root").to_path_buf())
+        .collect();
+    files.sort();
+    files
+}
+
+/// Every file under `dir`, at any depth, in directory order.
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).expect("fixture dir").flatten() {
+        let path = entry.path();
+        if path.is_dir() { out.extend(walk(&path)) } else { out.push(path) }
+    }
+    out
+}
+
+/// The insta snapshot name of a fixture's report of one `kind` (`full`, `json`): its path relative to the
+/// root with the separators spelled `__`, then the kind.
+pub fn snapshot_name(path: &Path, kind: &str) -> String {
+    format!("{}__{kind}", path.to_string_lossy().replace(['/', '\\'], "__"))
+}
