@@ -2,30 +2,9 @@
 
 use std::fs;
 
-use assert_cmd::Command;
 use predicates::prelude::*;
-use tempfile::TempDir;
 
-fn capslint(dir: &TempDir) -> Command {
-    let mut command = Command::cargo_bin("capslint").expect("binary");
-    command
-        .current_dir(dir.path())
-        .env("NO_COLOR", "1")
-        .env_remove("GITHUB_ACTIONS")
-        .env_remove("CAPSLINT_OUTPUT_FORMAT");
-    command.arg("check").arg("--isolated");
-    command
-}
-
-fn project(files: &[(&str, &str)]) -> TempDir {
-    let dir = TempDir::new().expect("temp dir");
-    for (name, text) in files {
-        let path = dir.path().join(name);
-        fs::create_dir_all(path.parent().unwrap()).unwrap();
-        fs::write(path, text).unwrap();
-    }
-    dir
-}
+use crate::support::*;
 
 const BAD: &str =
     "from joblib import Parallel, delayed\n\nresults = Parallel(n_jobs=-1)(delayed(abs)(x) for x in range(9))\n";
@@ -35,16 +14,16 @@ const GOOD: &str =
 #[test]
 fn exit_codes_follow_ruff() {
     let dir = project(&[("good.py", GOOD)]);
-    capslint(&dir).assert().code(0).stdout(predicate::str::contains("All checks passed"));
+    check(dir.path()).assert().code(0).stdout(predicate::str::contains("All checks passed"));
     let dir = project(&[("bad.py", BAD)]);
-    capslint(&dir).assert().code(1).stdout(predicate::str::contains("CAP101"));
-    capslint(&dir).arg("--exit-zero").assert().code(0);
-    capslint(&dir)
+    check(dir.path()).assert().code(1).stdout(predicate::str::contains("CAP101"));
+    check(dir.path()).arg("--exit-zero").assert().code(0);
+    check(dir.path())
         .arg("missing/")
         .assert()
         .code(2)
         .stderr(predicate::str::contains("missing/: no such file or directory"));
-    capslint(&dir)
+    check(dir.path())
         .args(["--select", "CAP9"])
         .assert()
         .code(2)
@@ -54,7 +33,7 @@ fn exit_codes_follow_ruff() {
 #[test]
 fn concise_format_is_one_line_per_finding() {
     let dir = project(&[("bad.py", BAD)]);
-    capslint(&dir)
+    check(dir.path())
         .args(["--output-format", "concise", "bad.py"])
         .assert()
         .code(1)
@@ -64,7 +43,7 @@ fn concise_format_is_one_line_per_finding() {
 #[test]
 fn json_format_uses_ruffs_schema() {
     let dir = project(&[("bad.py", BAD)]);
-    let output = capslint(&dir).args(["--output-format", "json"]).output().unwrap();
+    let output = check(dir.path()).args(["--output-format", "json"]).output().unwrap();
     let value: serde_json::Value = serde_json::from_slice(&output.stdout).expect("valid JSON");
     let first = &value[0];
     assert_eq!(first["code"], "CAP101");
@@ -79,16 +58,16 @@ fn json_format_uses_ruffs_schema() {
 #[test]
 fn selection_by_code_prefix_and_ignore() {
     let dir = project(&[("bad.py", BAD)]);
-    capslint(&dir).args(["--select", "CAP104"]).assert().code(0);
-    capslint(&dir).args(["--select", "CAP1"]).assert().code(1);
-    capslint(&dir).args(["--ignore", "CAP101"]).assert().code(0);
-    capslint(&dir).args(["--select", "CAP104", "--extend-select", "n-jobs-all-cores"]).assert().code(1);
+    check(dir.path()).args(["--select", "CAP104"]).assert().code(0);
+    check(dir.path()).args(["--select", "CAP1"]).assert().code(1);
+    check(dir.path()).args(["--ignore", "CAP101"]).assert().code(0);
+    check(dir.path()).args(["--select", "CAP104", "--extend-select", "n-jobs-all-cores"]).assert().code(1);
 }
 
 #[test]
 fn stdin_takes_a_display_name() {
     let dir = project(&[]);
-    capslint(&dir)
+    check(dir.path())
         .args(["--output-format", "concise", "--stdin-filename", "dags/train.py", "-"])
         .write_stdin(BAD)
         .assert()
@@ -99,7 +78,7 @@ fn stdin_takes_a_display_name() {
 #[test]
 fn a_syntax_error_does_not_stop_the_other_files() {
     let dir = project(&[("a_broken.py", "from joblib import Parallel\ndef f(:\n"), ("b_bad.py", BAD)]);
-    capslint(&dir)
+    check(dir.path())
         .args(["--output-format", "concise"])
         .assert()
         .code(1)
@@ -116,9 +95,9 @@ fn gitignored_hidden_and_virtualenv_files_are_skipped() {
         ("venv/lib/bad.py", BAD),
         ("src/good.py", GOOD),
     ]);
-    capslint(&dir).assert().code(0).stdout(predicate::str::contains("1 file checked"));
+    check(dir.path()).assert().code(0).stdout(predicate::str::contains("1 file checked"));
     // A file named explicitly is checked whatever its ignore status.
-    capslint(&dir).arg("generated/bad.py").assert().code(1);
+    check(dir.path()).arg("generated/bad.py").assert().code(1);
 }
 
 #[test]
@@ -126,7 +105,7 @@ fn noqa_suppresses_and_unused_noqa_is_reported() {
     let text =
         format!("{}\nimport os  # noqa: CAP101\n", BAD.trim_end().replace("range(9))", "range(9))  # noqa: CAP101"));
     let dir = project(&[("suppressed.py", &text)]);
-    capslint(&dir)
+    check(dir.path())
         .args(["--output-format", "concise"])
         .assert()
         .code(1)
@@ -138,7 +117,7 @@ fn noqa_suppresses_and_unused_noqa_is_reported() {
 fn non_utf8_and_binary_files_are_reported_not_fatal() {
     let dir = project(&[("good.py", GOOD)]);
     fs::write(dir.path().join("latin1.py"), b"n_jobs = '\xe9'\n").unwrap();
-    capslint(&dir)
+    check(dir.path())
         .args(["--output-format", "concise"])
         .assert()
         .code(1)
@@ -148,10 +127,7 @@ fn non_utf8_and_binary_files_are_reported_not_fatal() {
 #[test]
 fn a_config_error_points_into_the_file() {
     let dir = project(&[("capslint.toml", "select = [\"CAP1\"]\nunknown-key = 1\n"), ("good.py", GOOD)]);
-    let mut command = Command::cargo_bin("capslint").unwrap();
-    command
-        .current_dir(dir.path())
-        .env("NO_COLOR", "1")
+    capslint(dir.path())
         .arg("check")
         .assert()
         .code(2)
@@ -161,10 +137,16 @@ fn a_config_error_points_into_the_file() {
 
 #[test]
 fn rule_prints_the_documentation() {
-    let mut command = Command::cargo_bin("capslint").unwrap();
-    command.args(["rule", "CAP106"]).assert().code(0).stdout(predicate::str::starts_with("# CAP106: late-thread-cap"));
-    let mut command = Command::cargo_bin("capslint").unwrap();
-    command.args(["rule", "--all"]).assert().code(0).stdout(predicate::str::contains("CAP101  n-jobs-all-cores"));
+    capslint(&root())
+        .args(["rule", "CAP106"])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::starts_with("# CAP106: late-thread-cap"));
+    capslint(&root())
+        .args(["rule", "--all"])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("CAP101  n-jobs-all-cores"));
 }
 
 #[test]
@@ -176,9 +158,7 @@ fn the_nearest_configuration_applies_to_each_file() {
         ("pkg/pyproject.toml", "[project]\nname = \"pkg\"\n\n[tool.capslint]\nextend-exclude = [\"generated\"]\n"),
         ("pkg/generated/bad.py", BAD),
     ]);
-    let mut command = Command::cargo_bin("capslint").unwrap();
-    command
-        .current_dir(dir.path())
+    capslint(dir.path())
         .args(["check", "--output-format", "concise"])
         .assert()
         .code(1)
@@ -186,7 +166,7 @@ fn the_nearest_configuration_applies_to_each_file() {
         .stdout(predicate::str::contains("legacy/").not())
         .stdout(predicate::str::contains("generated").not());
     // `--isolated` ignores them all.
-    capslint(&dir).args(["--output-format", "concise"]).assert().stdout(predicate::str::contains("legacy/bad.py"));
+    check(dir.path()).args(["--output-format", "concise"]).assert().stdout(predicate::str::contains("legacy/bad.py"));
 }
 
 #[test]
@@ -197,7 +177,7 @@ fn a_pep_263_coding_declaration_is_honoured() {
         b"# -*- coding: big5 -*-\n# \xa4\xa4\xa4\xe5\nfrom joblib import Parallel\nParallel(n_jobs=-1)\n",
     )
     .unwrap();
-    capslint(&dir)
+    check(dir.path())
         .args(["--output-format", "concise"])
         .assert()
         .code(1)
@@ -211,7 +191,7 @@ fn a_finding_past_column_65535_renders_in_every_format() {
     let column = text.lines().nth(1).unwrap().find("n_jobs").unwrap() + 1;
     assert!(column > 65_535);
     let dir = project(&[("wide.py", &text)]);
-    let output = capslint(&dir).arg("wide.py").output().unwrap();
+    let output = check(dir.path()).arg("wide.py").output().unwrap();
     let stdout = String::from_utf8(output.stdout).unwrap();
     assert_eq!(output.status.code(), Some(1), "{stdout}");
     assert!(stdout.contains(&format!("╭─[wide.py:2:{column}]")), "{stdout}");
@@ -220,7 +200,7 @@ fn a_finding_past_column_65535_renders_in_every_format() {
     assert!(stdout.contains("────┬────"), "{stdout}");
     assert!(stdout.lines().all(|line| line.chars().count() < 400), "a line of the report is not cut");
     for format in ["concise", "json", "json-lines", "sarif", "github", "gitlab", "junit"] {
-        let output = capslint(&dir).args(["--output-format", format, "wide.py"]).output().unwrap();
+        let output = check(dir.path()).args(["--output-format", format, "wide.py"]).output().unwrap();
         assert_eq!(output.status.code(), Some(1), "{format}");
         assert!(String::from_utf8(output.stdout).unwrap().contains(&column.to_string()), "{format}");
     }
@@ -232,7 +212,7 @@ fn many_findings_are_all_rendered_in_every_format() {
     let text = format!("from joblib import Parallel\n{}", "Parallel(n_jobs=-1)\n".repeat(count));
     let dir = project(&[("many.py", &text)]);
     let render = |format: &str| {
-        let output = capslint(&dir).args(["--output-format", format, "many.py"]).output().unwrap();
+        let output = check(dir.path()).args(["--output-format", format, "many.py"]).output().unwrap();
         assert_eq!(output.status.code(), Some(1), "{format}");
         String::from_utf8(output.stdout).unwrap()
     };
@@ -251,10 +231,10 @@ fn many_findings_are_all_rendered_in_every_format() {
     assert_eq!(gitlab.as_array().unwrap().len(), count);
     assert_eq!(render("junit").matches("<failure ").count(), count);
     // A baseline of them all matches them all, and one entry too many is reported once.
-    capslint(&dir).args(["--write-baseline", "baseline.json", "many.py"]).assert().code(0);
-    capslint(&dir).args(["--baseline", "baseline.json", "many.py"]).assert().code(0);
+    check(dir.path()).args(["--write-baseline", "baseline.json", "many.py"]).assert().code(0);
+    check(dir.path()).args(["--baseline", "baseline.json", "many.py"]).assert().code(0);
     fs::write(dir.path().join("many.py"), text.replacen("Parallel(n_jobs=-1)\n", "", 1)).unwrap();
-    capslint(&dir)
+    check(dir.path())
         .args(["--output-format", "concise", "--baseline", "baseline.json", "many.py"])
         .assert()
         .code(1)
@@ -268,7 +248,7 @@ fn control_characters_in_file_names_are_escaped() {
     let name = "evil\u{1b}[2J\nfake.py:1:1: CAP000 \u{7f}.py";
     fs::write(dir.path().join(name), BAD).unwrap();
     for format in ["full", "concise", "github"] {
-        let output = capslint(&dir).args(["--output-format", format]).output().unwrap();
+        let output = check(dir.path()).args(["--output-format", format]).output().unwrap();
         assert_eq!(output.status.code(), Some(1), "{format}");
         let stdout = String::from_utf8(output.stdout).unwrap();
         assert!(!stdout.contains('\u{1b}') && !stdout.contains('\u{7f}'), "{format}: {stdout:?}");
@@ -276,7 +256,7 @@ fn control_characters_in_file_names_are_escaped() {
         assert!(!stdout.lines().any(|line| line.starts_with("fake.py")), "{format}: {stdout}");
     }
     // Standard error too, when the file cannot be read.
-    let output = capslint(&dir).arg(format!("{name}/missing.py")).output().unwrap();
+    let output = check(dir.path()).arg(format!("{name}/missing.py")).output().unwrap();
     assert_eq!(output.status.code(), Some(2));
     assert!(!String::from_utf8(output.stderr).unwrap().contains('\u{1b}'));
 }
@@ -287,7 +267,7 @@ fn a_file_reached_twice_is_checked_once() {
     std::os::unix::fs::symlink("a.py", dir.path().join("link.py")).unwrap();
     fs::hard_link(dir.path().join("sub/b.py"), dir.path().join("sub/hard.py")).unwrap();
     let concise = |args: &[&str]| {
-        let output = capslint(&dir).args(["--output-format", "concise"]).args(args).output().unwrap();
+        let output = check(dir.path()).args(["--output-format", "concise"]).args(args).output().unwrap();
         assert_eq!(output.status.code(), Some(1));
         String::from_utf8(output.stdout).unwrap()
     };
@@ -316,7 +296,7 @@ fn a_file_reached_twice_is_checked_once() {
 #[test]
 fn stdin_has_the_file_size_limit_and_encoding_rules() {
     let dir = project(&[]);
-    capslint(&dir)
+    check(dir.path())
         .args(["--output-format", "concise", "--stdin-filename", "big5.py", "-"])
         .write_stdin(
             &b"# -*- coding: big5 -*-\n# \xa4\xa4\xa4\xe5\nfrom joblib import Parallel\nParallel(n_jobs=-1)\n"[..],
@@ -325,7 +305,7 @@ fn stdin_has_the_file_size_limit_and_encoding_rules() {
         .code(1)
         .stdout(predicate::str::contains("big5.py:4:10: CAP101"))
         .stdout(predicate::str::contains("CAP001").not());
-    capslint(&dir)
+    check(dir.path())
         .args(["--output-format", "concise", "--stdin-filename", "latin1.py", "-"])
         .write_stdin(&b"n_jobs = '\xe9'\n"[..])
         .assert()
@@ -333,7 +313,7 @@ fn stdin_has_the_file_size_limit_and_encoding_rules() {
         .stdout(predicate::str::contains("latin1.py:1:11: CAP001 file is not valid UTF-8"));
     let mut huge = vec![b'#'; capslint::lint::MAX_FILE_BYTES as usize + 10];
     huge[0] = b'\n';
-    capslint(&dir)
+    check(dir.path())
         .args(["--output-format", "concise", "--stdin-filename", "huge.py", "-"])
         .write_stdin(huge)
         .assert()
@@ -345,14 +325,12 @@ fn stdin_has_the_file_size_limit_and_encoding_rules() {
 fn a_report_or_baseline_cut_short_leaves_the_old_file_whole() {
     let text = format!("from joblib import Parallel\n{}", "Parallel(n_jobs=-1)\n".repeat(200));
     let dir = project(&[("many.py", &text), ("baseline.json", "old baseline\n"), ("report.txt", "old report\n")]);
-    let binary = assert_cmd::cargo::cargo_bin("capslint");
     // A file size limit of 1 KiB stops the writer mid-file (SIGXFSZ), as a kill would.
     for args in ["--write-baseline baseline.json", "--output-format concise --output-file report.txt"] {
-        let status = std::process::Command::new("sh")
+        let status = scrubbed("sh")
             .current_dir(dir.path())
-            .env("NO_COLOR", "1")
             .args(["-c", &format!("ulimit -f 1 && exec \"$0\" check --isolated {args} many.py")])
-            .arg(&binary)
+            .arg(binary())
             .status()
             .unwrap();
         assert!(!status.success(), "{args}");
@@ -360,8 +338,8 @@ fn a_report_or_baseline_cut_short_leaves_the_old_file_whole() {
     assert_eq!(fs::read_to_string(dir.path().join("baseline.json")).unwrap(), "old baseline\n");
     assert_eq!(fs::read_to_string(dir.path().join("report.txt")).unwrap(), "old report\n");
     // Without the limit, both are replaced.
-    capslint(&dir).args(["--write-baseline", "baseline.json", "many.py"]).assert().code(0);
-    capslint(&dir).args(["--output-format", "concise", "--output-file", "report.txt", "many.py"]).assert().code(1);
+    check(dir.path()).args(["--write-baseline", "baseline.json", "many.py"]).assert().code(0);
+    check(dir.path()).args(["--output-format", "concise", "--output-file", "report.txt", "many.py"]).assert().code(1);
     assert!(fs::read_to_string(dir.path().join("baseline.json")).unwrap().contains("\"findings\""));
     assert_eq!(fs::read_to_string(dir.path().join("report.txt")).unwrap().lines().count(), 201);
 }
@@ -383,7 +361,7 @@ fn the_prefilter_sees_words_spelled_indirectly() {
     ];
     let dir = project(&files);
     let concise = |extra: &[&str]| {
-        let output = capslint(&dir).args(["--output-format", "concise"]).args(extra).output().unwrap();
+        let output = check(dir.path()).args(["--output-format", "concise"]).args(extra).output().unwrap();
         String::from_utf8(output.stdout).unwrap()
     };
     let parsed_always = concise(&["--no-prefilter"]);

@@ -9,6 +9,8 @@ use assert_cmd::Command;
 use predicates::prelude::*;
 use tempfile::TempDir;
 
+use crate::support::*;
+
 const BAD: &str = "from joblib import Parallel, delayed\n\nParallel(n_jobs=-1)(delayed(abs)(x) for x in range(9))\n";
 
 fn dir_with_bad_file() -> TempDir {
@@ -17,9 +19,10 @@ fn dir_with_bad_file() -> TempDir {
     dir
 }
 
-fn check(dir: &TempDir) -> Command {
-    let mut command = Command::cargo_bin("capslint").unwrap();
-    command.current_dir(dir.path()).env("NO_COLOR", "1").args(["check", "--isolated", "--output-format", "concise"]);
+/// `capslint check --isolated --output-format concise` in `dir`.
+fn concise(dir: &TempDir) -> Command {
+    let mut command = check(dir.path());
+    command.args(["--output-format", "concise"]);
     command
 }
 
@@ -35,7 +38,11 @@ fn deeply_nested_parentheses() {
     fs::write(dir.path().join("deep.py"), nested).unwrap();
     let nested_calls = format!("import joblib\nx = {}{}\n", "f(".repeat(50_000), ")".repeat(50_000));
     fs::write(dir.path().join("deep_calls.py"), nested_calls).unwrap();
-    check(&dir).assert().code(1).stdout(other_file_checked()).stdout(predicate::str::contains("internal error").not());
+    concise(&dir)
+        .assert()
+        .code(1)
+        .stdout(other_file_checked())
+        .stdout(predicate::str::contains("internal error").not());
 }
 
 #[test]
@@ -45,7 +52,7 @@ fn a_large_python_file() {
     let block = "import os\nfrom joblib import Parallel\nN_JOBS = -1\n\ndef run(items):\n    return Parallel(n_jobs=N_JOBS)(items)\n\n";
     let text = block.repeat(8 * 1024 * 1024 / block.len());
     fs::write(dir.path().join("large.py"), &text).unwrap();
-    let output = check(&dir).output().unwrap();
+    let output = concise(&dir).output().unwrap();
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert_eq!(output.status.code(), Some(1));
     assert!(stdout.contains("zz_bad.py:3:10: CAP101"));
@@ -57,7 +64,7 @@ fn a_file_above_the_size_limit_is_reported_not_parsed() {
     let dir = dir_with_bad_file();
     let file = fs::File::create(dir.path().join("generated.py")).unwrap();
     file.set_len(capslint::lint::MAX_FILE_BYTES + 1).unwrap();
-    check(&dir)
+    concise(&dir)
         .assert()
         .code(1)
         .stdout(predicate::str::contains("generated.py:1:1: CAP001 file is 64 MiB, above the 64 MiB"))
@@ -73,7 +80,7 @@ fn binary_non_utf8_and_nul_bytes() {
     fs::write(dir.path().join("latin1.py"), b"import joblib\nname = '\xe9t\xe9'\n").unwrap();
     fs::write(dir.path().join("nul.py"), b"import joblib\nx = 1\x00\nParallel(n_jobs=-1)\n").unwrap();
     fs::write(dir.path().join("nul.yaml"), b"apiVersion: v1\nkind: Pod\x00\nmetadata: {}\n").unwrap();
-    check(&dir)
+    concise(&dir)
         .assert()
         .code(1)
         .stdout(predicate::str::contains(
@@ -93,7 +100,11 @@ fn very_long_lines() {
     let line =
         format!("import joblib\nx = [{}]\nParallel = joblib.Parallel\nParallel(n_jobs=-1)\n", "1, ".repeat(1_000_000));
     fs::write(dir.path().join("long.py"), line).unwrap();
-    check(&dir).assert().code(1).stdout(predicate::str::contains("long.py:4:10: CAP101")).stdout(other_file_checked());
+    concise(&dir)
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("long.py:4:10: CAP101"))
+        .stdout(other_file_checked());
 }
 
 #[test]
@@ -104,7 +115,7 @@ fn dangling_and_looping_symlinks_are_skipped() {
     symlink(dir.path().join("loop_b.py"), dir.path().join("loop_a.py")).unwrap();
     fs::create_dir(dir.path().join("sub")).unwrap();
     symlink(dir.path(), dir.path().join("sub/up")).unwrap();
-    check(&dir).assert().code(1).stdout(other_file_checked()).stdout(predicate::str::contains("1 finding"));
+    concise(&dir).assert().code(1).stdout(other_file_checked()).stdout(predicate::str::contains("1 finding"));
 }
 
 #[test]
@@ -115,9 +126,9 @@ fn a_fifo_does_not_block_the_run() {
     // SAFETY: `path` is a valid NUL-terminated string; mkfifo only creates a file system entry.
     assert_eq!(unsafe { libc::mkfifo(path.as_ptr(), 0o644) }, 0);
     // Found by the walk: skipped, it is not a regular file.
-    check(&dir).assert().code(1).stdout(other_file_checked());
+    concise(&dir).assert().code(1).stdout(other_file_checked());
     // Named on the command line: an error for that path, the rest still checked, no blocking read.
-    check(&dir)
+    concise(&dir)
         .args(["pipe.py", "zz_bad.py"])
         .assert()
         .code(2)
@@ -146,13 +157,10 @@ fn a_file_that_vanishes_before_it_is_read_is_an_error_for_that_file_only() {
 
 #[test]
 fn output_is_the_same_whatever_the_thread_count() {
-    let root = env!("CARGO_MANIFEST_DIR");
     let run = |threads: &str| {
-        let output = Command::cargo_bin("capslint")
-            .unwrap()
-            .current_dir(root)
+        let output = check(&root())
             .env("RAYON_NUM_THREADS", threads)
-            .args(["check", "--isolated", "--output-format", "json", "fixtures/"])
+            .args(["--output-format", "json", "fixtures/"])
             .output()
             .unwrap();
         assert_eq!(output.status.code(), Some(1));
@@ -169,16 +177,15 @@ fn output_is_the_same_whatever_the_thread_count() {
 /// `nobody` through `setpriv` when the tests run as root (root reads a directory of mode 000). `None`
 /// when the machine cannot run it so.
 fn check_unprivileged(dir: &TempDir, args: &[&str]) -> Option<std::process::Output> {
-    let binary = assert_cmd::cargo::cargo_bin("capslint");
     // SAFETY: geteuid has no preconditions and cannot fail.
     let mut command = if unsafe { libc::geteuid() } == 0 {
-        let mut command = std::process::Command::new("setpriv");
-        command.args(["--reuid=65534", "--regid=65534", "--clear-groups"]).arg(&binary);
+        let mut command = scrubbed("setpriv");
+        command.args(["--reuid=65534", "--regid=65534", "--clear-groups"]).arg(binary());
         command
     } else {
-        std::process::Command::new(&binary)
+        scrubbed(binary())
     };
-    command.current_dir(dir.path()).env("NO_COLOR", "1").args(["check", "--isolated", "--output-format", "concise"]);
+    command.current_dir(dir.path()).args(["check", "--isolated", "--output-format", "concise"]);
     command.args(args).output().ok().filter(|output| !String::from_utf8_lossy(&output.stderr).contains("setpriv:"))
 }
 
@@ -225,14 +232,14 @@ fn a_path_too_long_to_open_is_an_error_not_a_pass() {
     let relative: std::path::PathBuf =
         std::iter::once("deep").chain(std::iter::repeat_n(component.as_str(), 20)).collect();
     // Reached by the walk: the directory that cannot be opened fails the run, the rest is checked.
-    check(&dir)
+    concise(&dir)
         .assert()
         .code(2)
         .stdout(other_file_checked())
         .stdout(predicate::str::contains("All checks passed").not())
         .stderr(predicate::str::contains("File name too long"));
     // Named on the command line: an error with the system's reason.
-    check(&dir).arg(relative.join("bad.py")).assert().code(2).stderr(predicate::str::contains("File name too long"));
+    concise(&dir).arg(relative.join("bad.py")).assert().code(2).stderr(predicate::str::contains("File name too long"));
 }
 
 /// Lints `text` as `name` through the library, on rayon's default pool (threads with small stacks: the
@@ -321,7 +328,7 @@ fn work_beyond_the_budget_is_cap003_for_that_file_only() {
     text.push_str("lgb.train(p, data)\n");
     let dir = dir_with_bad_file();
     fs::write(dir.path().join("mutations.py"), text).unwrap();
-    check(&dir)
+    concise(&dir)
         .assert()
         .code(1)
         .stdout(
@@ -398,7 +405,7 @@ fn refusals_through_the_binary() {
     let dir = dir_with_bad_file();
     fs::write(dir.path().join("minus.py"), format!("{HEADER}x = {}1\n", "-".repeat(200_000))).unwrap();
     fs::write(dir.path().join("ok.py"), format!("{HEADER}x = {}1\n", "-".repeat(5_000))).unwrap();
-    check(&dir)
+    concise(&dir)
         .assert()
         .code(1)
         .stdout(predicate::str::contains(

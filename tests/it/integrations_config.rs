@@ -319,7 +319,7 @@ fn rule_all_lists_the_catalogue_as_text_and_json() {
 #[test]
 fn rule_renders_the_page_on_a_terminal() {
     // `script` gives the command a pseudo-terminal; without it, this part cannot run.
-    let Ok(output) = std::process::Command::new("script")
+    let Ok(output) = scrubbed("script")
         .args(["-qec", &format!("{} rule CAP002", binary().display()), "/dev/null"])
         .env_remove("NO_COLOR")
         .output()

@@ -103,7 +103,7 @@ fn hook_repository() -> PathBuf {
 
 /// `pre-commit try-repo HOOKS HOOK --all-files` in `project`.
 fn try_repo(pre_commit: &Path, hooks: &Path, hook: &str, project: &Path, home: &Path) -> (i32, String) {
-    let mut command = Command::new(pre_commit);
+    let mut command = scrubbed(pre_commit);
     command
         .current_dir(project)
         .arg("try-repo")
@@ -117,9 +117,6 @@ fn try_repo(pre_commit: &Path, hooks: &Path, hook: &str, project: &Path, home: &
         .env("CARGO_PROFILE_RELEASE_LTO", "false")
         .env("CARGO_PROFILE_RELEASE_CODEGEN_UNITS", "256")
         .env("CARGO_PROFILE_RELEASE_DEBUG", "false");
-    for name in LEAKY_VARIABLES {
-        command.env_remove(name);
-    }
     let out = command.output().expect("pre-commit runs");
     (out.status.code().unwrap_or(-1), text(&out))
 }

@@ -3,15 +3,10 @@
 
 use std::fs;
 
-use assert_cmd::Command;
 use predicates::prelude::*;
 use tempfile::TempDir;
 
-fn capslint() -> Command {
-    let mut command = Command::cargo_bin("capslint").expect("binary");
-    command.env("NO_COLOR", "1").arg("check").arg("--isolated");
-    command
-}
+use crate::support::*;
 
 const RENDERED: &str = "---\n# Source: train/templates/configmap.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  \
 name: caps\ndata:\n  OMP_NUM_THREADS: \"8\"\n  OPENBLAS_NUM_THREADS: \"2\"\n  MKL_NUM_THREADS: \"2\"\n  \
@@ -23,7 +18,7 @@ resourceFieldRef: {resource: limits.cpu}\n";
 
 #[test]
 fn rendered_charts_are_read_from_stdin() {
-    capslint()
+    check(&root())
         .args(["--output-format", "concise", "--stdin-filename", "chart.yaml", "-"])
         .write_stdin(RENDERED)
         .assert()
@@ -45,7 +40,7 @@ fn helm_chart_sources_are_skipped_with_one_notice() {
     let template = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{ .Release.Name }}\nspec:\n  replicas: {{ .Values.replicas }}\n";
     fs::write(chart.join("templates/deployment.yaml"), template).unwrap();
     fs::write(chart.join("templates/job.yaml"), template.replace("Deployment", "Job")).unwrap();
-    let output = capslint().current_dir(dir.path()).output().unwrap();
+    let output = check(dir.path()).output().unwrap();
     assert_eq!(output.status.code(), Some(0));
     let stderr = String::from_utf8(output.stderr).unwrap();
     assert_eq!(
@@ -57,12 +52,8 @@ fn helm_chart_sources_are_skipped_with_one_notice() {
 
 #[test]
 fn output_does_not_depend_on_the_thread_count() {
-    let root = env!("CARGO_MANIFEST_DIR");
     let run = |threads: &str| {
-        let mut command = Command::cargo_bin("capslint").unwrap();
-        let output = command
-            .current_dir(root)
-            .env("NO_COLOR", "1")
+        let output = capslint(&root())
             .env("RAYON_NUM_THREADS", threads)
             .args(["check", "--output-format", "json", "fixtures/k8s", "fixtures/airflow"])
             .output()
@@ -86,5 +77,5 @@ fn non_kubernetes_yaml_is_ignored_silently() {
     .unwrap();
     fs::write(dir.path().join("broken.yml"), "a: [1\n").unwrap();
     fs::write(dir.path().join("kind-cluster.yaml"), "kind: Cluster\nnodes:\n- role: control-plane\n").unwrap();
-    capslint().current_dir(dir.path()).assert().code(0).stdout("All checks passed (3 files checked).\n").stderr("");
+    check(dir.path()).assert().code(0).stdout("All checks passed (3 files checked).\n").stderr("");
 }

@@ -102,12 +102,7 @@ fn a_hostile_file_does_not_stop_the_others() {
         "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  - name: app\n    image: x\n",
     )
     .unwrap();
-    let output = assert_cmd::Command::cargo_bin("capslint")
-        .unwrap()
-        .current_dir(dir.path())
-        .args(["check", "--isolated", "--output-format", "concise"])
-        .output()
-        .unwrap();
+    let output = crate::support::check(dir.path()).args(["--output-format", "concise"]).output().unwrap();
     let stdout = String::from_utf8(output.stdout).unwrap();
     assert!(stdout.contains("bomb.yaml:") && stdout.contains("CAP001"), "{stdout}");
     assert!(stdout.contains("pod.yaml:7:11: CAP201"), "{stdout}");

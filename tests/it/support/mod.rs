@@ -39,7 +39,7 @@ pub fn binary() -> &'static Path {
 }
 
 /// `program` (the binary, or a program that runs it) without color and without the variables of
-/// [`LEAKY_VARIABLES`], in the test's working directory.
+/// [`LEAKY_VARIABLES`]: how every test that runs the binary starts it.
 pub fn scrubbed(program: impl AsRef<std::ffi::OsStr>) -> std::process::Command {
     let mut command = std::process::Command::new(program);
     command.env("NO_COLOR", "1");
