@@ -73,7 +73,17 @@ fn every_rule_has_a_firing_fixture() {
 #[test]
 fn full_and_json_reports_are_stable() {
     for (path, diagnostics) in by_file() {
-        insta::assert_snapshot!(snapshot_name(&path, "full"), render_full(&diagnostics));
-        insta::assert_snapshot!(snapshot_name(&path, "json"), render_json(&diagnostics));
+        if has_expect_markers(&path) {
+            insta::assert_snapshot!(snapshot_name(&path, "full"), render_full(&diagnostics));
+            insta::assert_snapshot!(snapshot_name(&path, "json"), render_json(&diagnostics));
+        } else {
+            assert_reports_nothing(&path, &diagnostics);
+        }
     }
+}
+
+#[test]
+fn every_snapshot_is_the_report_of_a_fixture_with_findings() {
+    let with_findings: Vec<PathBuf> = fixtures().into_iter().filter(|path| has_expect_markers(path)).collect();
+    assert_snapshot_files(module_path!(), &with_findings);
 }

@@ -77,6 +77,11 @@ pub fn expectations(text: &str) -> Vec<(usize, String)> {
     expected
 }
 
+/// Whether the fixture at `relative` (to the root) has `# expect:` markers, that is findings to snapshot.
+pub fn has_expect_markers(relative: &Path) -> bool {
+    !expectations(&std::fs::read_to_string(root().join(relative)).expect("fixture is readable")).is_empty()
+}
+
 /// `text` with every `# expect:` marker blanked out (same length, so spans do not move): the markers name
 /// rule codes, which would let every fixture through the prefilter (it looks for `# noqa: CAPxxx`).
 pub fn without_markers(text: &str) -> String {
@@ -126,4 +131,48 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
 /// root with the separators spelled `__`, then the kind.
 pub fn snapshot_name(path: &Path, kind: &str) -> String {
     format!("{}__{kind}", path.to_string_lossy().replace(['/', '\\'], "__"))
+}
+
+/// Asserts that a fixture without `# expect:` markers reports nothing: no diagnostic, an empty full
+/// report and an empty JSON array (what an empty snapshot of either report would have stood for).
+pub fn assert_reports_nothing(path: &Path, diagnostics: &[Diagnostic]) {
+    assert!(
+        diagnostics.is_empty(),
+        "{} has no `# expect:` marker but {} findings:\n{}",
+        path.display(),
+        diagnostics.len(),
+        render_full(diagnostics)
+    );
+    assert_eq!(render_full(diagnostics), "", "{}: the full report of no finding", path.display());
+    assert_eq!(render_json(diagnostics), "[]\n", "{}: the JSON report of no finding", path.display());
+}
+
+/// Asserts that the snapshot files of the test module `module` (its `module_path!()`) are exactly the
+/// full and JSON reports of `with_findings`, and that none of them is empty: a fixture that reports
+/// nothing is checked by [`assert_reports_nothing`], and a snapshot no test reads any more fails here.
+pub fn assert_snapshot_files(module: &str, with_findings: &[PathBuf]) {
+    let prefix = format!("{}__", module.replace("::", "__"));
+    let mut expected: Vec<String> = with_findings
+        .iter()
+        .flat_map(|path| ["full", "json"].map(|kind| format!("{prefix}{}.snap", snapshot_name(path, kind))))
+        .collect();
+    expected.sort();
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(root().join("tests/it/snapshots")).expect("the snapshot directory") {
+        let path = entry.expect("a directory entry").path();
+        let name = path.file_name().expect("a file name").to_string_lossy().into_owned();
+        if !name.starts_with(&prefix) || !name.ends_with(".snap") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).expect("a readable snapshot");
+        // The body follows the second `---` line of the header.
+        let body = text.splitn(3, "---\n").nth(2).unwrap_or_default().trim();
+        assert!(
+            !body.is_empty() && body != "[]",
+            "{name} is an empty snapshot: assert that nothing is reported instead"
+        );
+        found.push(name);
+    }
+    found.sort();
+    assert_eq!(found, expected, "the snapshot files of {module} are not the reports of its fixtures with findings");
 }
