@@ -35,6 +35,10 @@ fn findings_match_the_expect_markers() {
     assert!(grouped.len() >= 30, "expected fixtures per rule and per kind, found {}", grouped.len());
     let mut failures = Vec::new();
     for (path, diagnostics) in &grouped {
+        // The markers cover findings by `(line, code)`, so a finding reported twice must fail here.
+        if let Some(duplicate) = reported_twice(diagnostics) {
+            failures.push(format!("{}: reported twice: {duplicate}", path.display()));
+        }
         let text = std::fs::read_to_string(root().join(path)).unwrap();
         let mut expected = expectations(&text);
         expected.dedup();

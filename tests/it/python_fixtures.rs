@@ -1,5 +1,6 @@
-//! Every Python fixture: the findings must be exactly the `# expect:` markers, the full report and the
-//! JSON are snapshotted, and the prefilter must not change anything.
+//! Every Python fixture: the findings must be exactly the `# expect:` markers (one code listed per
+//! finding, and no finding reported twice), the full report and the JSON are snapshotted, and the
+//! prefilter must not change anything.
 
 use std::path::PathBuf;
 
@@ -15,8 +16,13 @@ fn findings_match_the_expect_markers() {
     let mut failures = Vec::new();
     for path in &fixtures {
         let text = std::fs::read_to_string(root().join(path)).unwrap();
+        let diagnostics = lint_file(path, &settings);
+        if let Some(duplicate) = reported_twice(&diagnostics) {
+            failures.push(format!("{}: reported twice: {duplicate}", path.display()));
+        }
+        // Neither side is de-duplicated: a code listed once on a line stands for exactly one finding.
         let expected = expectations(&text);
-        let found = rows_and_codes(&lint_file(path, &settings));
+        let found = rows_and_codes(&diagnostics);
         if expected != found {
             failures.push(format!("{}:\n  expected {expected:?}\n  found    {found:?}", path.display()));
         }

@@ -60,6 +60,21 @@ pub fn rows_and_codes(diagnostics: &[Diagnostic]) -> Vec<(usize, String)> {
     found
 }
 
+/// The first finding reported twice (the same rule, span and message), as `row:column CODE message`:
+/// comparing `(row, code)` pairs with the markers would let it through whenever the markers are
+/// de-duplicated too.
+pub fn reported_twice(diagnostics: &[Diagnostic]) -> Option<String> {
+    let mut seen = std::collections::HashSet::new();
+    diagnostics.iter().find_map(|diagnostic| {
+        let finding = &diagnostic.finding;
+        let key = (diagnostic.rule().code(), finding.range, finding.message.as_str());
+        (!seen.insert(key)).then(|| {
+            let start = diagnostic.start();
+            format!("{}:{} {} {}", start.row, start.column, key.0, key.2)
+        })
+    })
+}
+
 /// `(row, code)` of every `# expect: CODE[, CODE]` marker.
 pub fn expectations(text: &str) -> Vec<(usize, String)> {
     let mut expected = Vec::new();
