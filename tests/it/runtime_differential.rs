@@ -79,7 +79,8 @@ fn openmp_program() -> Result<&'static Path, String> {
 }
 
 /// Runs `capslint exec -- program` in `cgroup` with exactly the environment `entries` (in order,
-/// repeated names included, as a parent's `execve` can pass them).
+/// repeated names included, as a parent's `execve` can pass them), then `PATH` and
+/// [`PYTHON_NO_BYTECODE`].
 ///
 /// The child joins the cgroup and calls `execve` itself: a shell in between would rebuild the
 /// environment and drop repeated names.
@@ -94,6 +95,7 @@ fn exec_in(cgroup: &TestCgroup, entries: &[(String, String)], program: &[&str]) 
         .iter()
         .map(|(name, value)| CString::new(format!("{name}={value}")).unwrap())
         .chain(std::env::var("PATH").ok().map(|path| CString::new(format!("PATH={path}")).unwrap()))
+        .chain([CString::new(format!("{}={}", PYTHON_NO_BYTECODE.0, PYTHON_NO_BYTECODE.1)).unwrap()])
         .collect();
     let procs = CString::new(cgroup.dir().join("cgroup.procs").into_os_string().into_encoded_bytes()).unwrap();
     let mut command = Command::new(binary());

@@ -160,7 +160,7 @@ fn probe_forking(module: &str, timeout: &str) -> Option<(Output, Duration, Vec<u
         std::fs::write(dir.path().join(format!("{name}.py")), source).unwrap();
     }
     let scratch = dir.path().display().to_string();
-    let vars = [("PYTHONPATH", scratch.clone()), ("PID_DIR", scratch), ("PYTHONDONTWRITEBYTECODE", "1".to_owned())];
+    let vars = [("PYTHONPATH", scratch.clone()), ("PID_DIR", scratch)];
     let start = Instant::now();
     let python = python.display().to_string();
     let output = runtime(&["--python", &python, "--import", module, "--timeout", timeout, "--format", "json"], &vars);

@@ -59,13 +59,19 @@ pub fn with(
     vars
 }
 
-/// A command with an empty environment but for `PATH` and `vars`, so that none of the caller's caps leak in.
+/// Set in every environment a runtime test builds: no Python the tests start writes bytecode, so the
+/// workload modules of `fixtures/runtime/python/` leave no `__pycache__` in the source tree.
+pub const PYTHON_NO_BYTECODE: (&str, &str) = ("PYTHONDONTWRITEBYTECODE", "1");
+
+/// A command with an empty environment but for `PATH`, [`PYTHON_NO_BYTECODE`] and `vars`, so that none
+/// of the caller's caps leak in.
 pub fn clean_command(program: impl AsRef<OsStr>, vars: &[(&str, String)]) -> Command {
     let mut command = Command::new(program);
     command.env_clear();
     if let Some(path) = std::env::var_os("PATH") {
         command.env("PATH", path);
     }
+    command.env(PYTHON_NO_BYTECODE.0, PYTHON_NO_BYTECODE.1);
     for (name, value) in vars {
         command.env(name, value);
     }
