@@ -1,0 +1,28 @@
+//! The integration tests, in one test crate (one binary to build and link): each module covers one
+//! area, and all of them share [`support`].
+//!
+//! Run one area with a filter on the module path, e.g. `cargo test --test it runtime_` or
+//! `cargo test --test it cli::`.
+
+mod support;
+
+mod cli;
+mod hostile;
+mod integrations_action;
+mod integrations_baseline;
+mod integrations_config;
+mod integrations_docs;
+mod integrations_formats;
+mod integrations_precommit;
+mod k8s_cli;
+mod k8s_fixtures;
+mod k8s_hostile;
+mod no_panic;
+mod notebooks;
+mod python_fixtures;
+mod rule_docs;
+mod runtime_cgroup;
+mod runtime_differential;
+mod runtime_exec;
+mod runtime_fixtures;
+mod runtime_probe;

@@ -1,0 +1,129 @@
+//! Shared by every integration test: the repository and the binary under test, commands that run the
+//! binary with an environment no outer CI system leaks into, temporary projects and sample texts.
+//!
+//! [`lint`] lints through the library and reads the fixtures' `# expect:` markers; [`runtime`] holds what
+//! the `capslint runtime` and `capslint exec` tests need (fixture trees, the test interpreter, real CPU
+//! cgroups). Both are re-exported here, so a test needs one `use crate::support::*;`.
+
+mod lint;
+mod runtime;
+
+pub use lint::*;
+pub use runtime::*;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use assert_cmd::Command;
+use tempfile::TempDir;
+
+/// Variables that change capslint's behaviour and must come from the test alone.
+pub const LEAKY_VARIABLES: &[&str] = &[
+    "GITHUB_ACTIONS",
+    "GITHUB_WORKSPACE",
+    "CI_PROJECT_DIR",
+    "CAPSLINT_OUTPUT_FORMAT",
+    "CAPSLINT_OUTPUT_FILE",
+    "RUST_BACKTRACE",
+];
+
+/// The repository root.
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The freshly built binary.
+pub fn binary() -> &'static Path {
+    Path::new(env!("CARGO_BIN_EXE_capslint"))
+}
+
+/// `program` (the binary, or a program that runs it) without color and without the variables of
+/// [`LEAKY_VARIABLES`]: how every test that runs the binary starts it.
+pub fn scrubbed(program: impl AsRef<std::ffi::OsStr>) -> std::process::Command {
+    let mut command = std::process::Command::new(program);
+    command.env("NO_COLOR", "1");
+    for name in LEAKY_VARIABLES {
+        command.env_remove(name);
+    }
+    command
+}
+
+/// `capslint` in `dir`, without color and without the CI variables of the outer environment.
+pub fn capslint(dir: &Path) -> Command {
+    let mut command = Command::from_std(scrubbed(binary()));
+    command.current_dir(dir);
+    command
+}
+
+/// `capslint check --isolated` in `dir`.
+pub fn check(dir: &Path) -> Command {
+    let mut command = capslint(dir);
+    command.args(["check", "--isolated"]);
+    command
+}
+
+/// A temporary directory with `files` (path, text) written into it.
+pub fn project(files: &[(&str, &str)]) -> TempDir {
+    let dir = TempDir::new().expect("temp dir");
+    for (name, text) in files {
+        write(dir.path(), name, text);
+    }
+    dir
+}
+
+/// Writes `text` to `dir/name`, creating directories.
+pub fn write(dir: &Path, name: &str, text: &str) {
+    let path = dir.join(name);
+    fs::create_dir_all(path.parent().expect("a parent")).expect("create dirs");
+    fs::write(path, text).expect("write file");
+}
+
+/// The exit code, standard output and standard error of a finished command.
+pub fn outcome(output: &Output) -> (i32, String, String) {
+    (
+        output.status.code().expect("exited normally"),
+        String::from_utf8(output.stdout.clone()).expect("UTF-8 stdout"),
+        String::from_utf8(output.stderr.clone()).expect("UTF-8 stderr"),
+    )
+}
+
+/// Runs `command` and returns its outcome.
+pub fn run(command: &mut Command) -> (i32, String, String) {
+    outcome(&command.output().expect("the command runs"))
+}
+
+/// Describes a finished command for assertion messages.
+pub fn describe(output: &Output) -> String {
+    format!(
+        "status: {:?}\nstdout:\n{}\nstderr:\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
+}
+
+/// Python with findings of an error rule (CAP101, CAP103) and a warning rule (CAP102); CAP103 has a
+/// secondary label on the `os.cpu_count()` it traces to.
+pub const TRAIN: &str = "import os
+
+import lightgbm as lgb
+from joblib import Parallel, delayed
+
+workers = os.cpu_count()
+results = Parallel(n_jobs=-1)(delayed(abs)(x) for x in range(9))
+model = lgb.LGBMClassifier()
+more = Parallel(n_jobs=workers)(delayed(abs)(x) for x in range(9))
+";
+
+/// A clean counterpart.
+pub const CLEAN: &str = "from joblib import Parallel, delayed
+
+results = Parallel(n_jobs=1)(delayed(abs)(x) for x in range(9))
+";
+
+/// One CAP101 finding after non-ASCII text on its line, in a file whose path needs escaping everywhere.
+pub const ODD_PATH: &str = "odd,dir:100%/my <model> & 'co'.py";
+/// The text of [`ODD_PATH`].
+pub const ODD: &str =
+    "from joblib import Parallel\n\n# é — not a suppression\nlabel = \"é\"; out = Parallel(n_jobs=-1)\n";
