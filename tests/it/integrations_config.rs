@@ -116,6 +116,37 @@ fn strict_cap_helpers_thread_caps_and_limit_env() {
     assert_eq!(rows("strict = true\n[runtime]\nlimit-env = \"POD_CPUS\"\n"), ["6", "7"]);
 }
 
+/// `--strict` reports every thread count of unknown provenance (CAP101; joblib's own is CAP103), and says
+/// where the value comes from; without it, none.
+#[test]
+fn strict_reports_thread_counts_of_unknown_provenance() {
+    let fit = "import os\nfrom joblib import Parallel\nfrom sklearn.ensemble import RandomForestClassifier\n\
+               from .settings import N_JOBS\n\nTHREADS = int(os.environ[\"OMP_NUM_THREADS\"])\n\n\
+               def fit(X, y, jobs):\n    RandomForestClassifier(n_jobs=jobs).fit(X, y)\n    \
+               RandomForestClassifier(n_jobs=N_JOBS).fit(X, y)\n    RandomForestClassifier(n_jobs=THREADS).fit(X, y)\n    \
+               params = {\"n_jobs\": jobs}\n    Parallel(n_jobs=jobs)\n    return params\n";
+    let files = [("fit.py", fit)];
+    assert_eq!(findings(with_config("", &files).path(), &[]), Vec::<String>::new());
+    let dir = with_config("strict = true\n", &files);
+    let (_, stdout, _) = run(capslint(dir.path()).args(["check", "--output-format=concise"]));
+    let lines: Vec<&str> = stdout.lines().filter(|line| line.starts_with("fit.py:")).collect();
+    assert_eq!(
+        lines,
+        [
+            "fit.py:9:28: CAP101 `RandomForestClassifier(n_jobs=jobs)`: the thread count's provenance is unknown \
+             (strict mode), it may be every CPU of the node",
+            "fit.py:10:28: CAP101 `RandomForestClassifier(n_jobs=N_JOBS)`: the thread count's provenance is \
+             unknown (strict mode), it may be every CPU of the node",
+            "fit.py:12:15: CAP101 `\"n_jobs\": jobs`: the thread count's provenance is unknown (strict mode), it \
+             may be every CPU of the node",
+            "fit.py:13:14: CAP103 `Parallel` takes `n_jobs` from a value capslint cannot see (strict mode)",
+        ]
+    );
+    let (_, full, _) = run(capslint(dir.path()).args(["check", "--output-format=full", "--select=CAP101"]));
+    assert!(full.contains("provenance unknown: a function parameter: each caller decides"), "{full}");
+    assert!(full.contains("provenance unknown: another module's value"), "{full}");
+}
+
 #[test]
 fn severity_overrides_reach_the_reports() {
     let dir =

@@ -40,6 +40,10 @@ fn helm_chart_sources_are_skipped_with_one_notice() {
     let template = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{ .Release.Name }}\nspec:\n  replicas: {{ .Values.replicas }}\n";
     fs::write(chart.join("templates/deployment.yaml"), template).unwrap();
     fs::write(chart.join("templates/job.yaml"), template.replace("Deployment", "Job")).unwrap();
+    // Go-templated YAML elsewhere in the chart (here one that does not parse as YAML) belongs to it too.
+    fs::create_dir_all(chart.join("files/jobs")).unwrap();
+    let unparsable = "apiVersion: batch/v1\nkind: Job\nspec:\n  template: {{ toYaml .Values.job | nindent 4 }\n";
+    fs::write(chart.join("files/jobs/train.yaml"), unparsable).unwrap();
     let output = check(dir.path()).output().unwrap();
     assert_eq!(output.status.code(), Some(0));
     let stderr = String::from_utf8(output.stderr).unwrap();

@@ -26,3 +26,4 @@ mod runtime_differential;
 mod runtime_exec;
 mod runtime_fixtures;
 mod runtime_probe;
+mod yaml_corpus;
