@@ -100,7 +100,7 @@ fn visit_function_header<'a>(visitor: &mut impl Visitor<'a>, function: &'a ruff_
 /// grows its stack on the heap). The analysis
 /// runs on a stack of at least this size wherever it is called from: a thread with less room left (rayon's
 /// default threads have 2 MiB) gets a new stack segment; the command line's pool threads have 256 MiB
-/// (`cli.rs`) and never need one. `tests/hostile.rs` analyses every deep shape 9,000 levels deep on it, in
+/// (`cli.rs`) and never need one. `tests/it/hostile.rs` analyses every deep shape 9,000 levels deep on it, in
 /// a debug build.
 const ANALYSIS_STACK_BYTES: usize = 64 << 20;
 
