@@ -4,6 +4,7 @@
 
 pub mod atomic;
 pub mod baseline;
+pub mod cell_map;
 pub mod cli;
 pub mod commands;
 pub mod config;

@@ -7,7 +7,7 @@ use std::sync::OnceLock;
 use ruff_source_file::LineIndex;
 use ruff_text_size::{TextRange, TextSize};
 
-use crate::notebook::{CellLocation, CellMap};
+use crate::cell_map::{CellLocation, CellMap};
 
 /// A 1-based row and a 1-based column counted in characters (as ruff does).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]

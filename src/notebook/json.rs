@@ -6,6 +6,7 @@
 //! string is borrowed as raw JSON text, so its position in the file is known for the reports that point
 //! into the file itself.
 
+use crate::cell_map::SourceString;
 use serde::Deserialize;
 use serde::de::IgnoredAny;
 use serde_json::value::RawValue;
@@ -18,18 +19,7 @@ pub struct CodeCell<'a> {
     /// Where its source value (the string or the list) starts in the file's text.
     pub offset: usize,
     /// Its source strings, in order.
-    pub pieces: Vec<Piece<'a>>,
-}
-
-/// One string of a cell's source.
-#[derive(Debug)]
-pub struct Piece<'a> {
-    /// The decoded text.
-    pub text: String,
-    /// The string as written, between its quotes.
-    pub raw: &'a str,
-    /// Where `raw` starts in the file's text (just after the opening quote).
-    pub offset: usize,
+    pub pieces: Vec<SourceString<'a>>,
 }
 
 /// What a notebook holds for the linter.
@@ -214,7 +204,7 @@ fn code_cell<'a>(text: &'a str, number: usize, value: &'a RawValue) -> Result<Op
         })?;
         // A JSON string starts and ends with a quote, one byte each.
         let inner = raw.get(1..raw.len().saturating_sub(1)).unwrap_or_default();
-        pieces.push(Piece { text: decoded, raw: inner, offset: offset + 1 });
+        pieces.push(SourceString { text: decoded, raw: inner, offset: offset + 1 });
     }
     Ok(Some(CodeCell { number, offset: source_at, pieces }))
 }

@@ -7,7 +7,6 @@
 //! - `magics`: which code cells are Python to IPython;
 //! - `cells`: the concatenated text and its map back to cells and to the JSON.
 
-mod cells;
 mod json;
 mod magics;
 
@@ -15,7 +14,7 @@ use std::sync::Arc;
 
 use ruff_text_size::{TextRange, TextSize};
 
-pub use cells::{CellLocation, CellMap};
+pub use crate::cell_map::{CellLocation, CellMap};
 pub use json::ReadError;
 
 use crate::diagnostic::Finding;
@@ -37,7 +36,7 @@ pub struct Module {
 /// language has an empty module.
 pub fn read(raw: &str) -> Result<Module, ReadError> {
     let document = json::parse(raw)?;
-    let mut builder = cells::Builder::new(raw);
+    let mut builder = crate::cell_map::Builder::new(raw);
     if document.is_python {
         for cell in &document.code_cells {
             let source: String = cell.pieces.iter().map(|piece| piece.text.as_str()).collect();

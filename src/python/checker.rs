@@ -16,7 +16,7 @@ use super::resolve::{At, Resolver};
 use super::rules;
 use super::semantic::{BindingKind, ScopeId, ScopeKind};
 use crate::diagnostic::Finding;
-use crate::notebook::CellMap;
+use crate::cell_map::CellMap;
 use crate::pod_template::PodTemplateCall;
 use crate::registry::Rule;
 use crate::selection::RuleSet;

@@ -20,7 +20,7 @@ use ruff_python_parser::parse_unchecked_source;
 use ruff_text_size::TextRange;
 
 use crate::diagnostic::Finding;
-use crate::notebook::CellMap;
+use crate::cell_map::CellMap;
 use crate::registry::Rule;
 use crate::selection::RuleSet;
 use crate::settings::Settings;

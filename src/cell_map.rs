@@ -5,8 +5,18 @@
 use ruff_source_file::LineIndex;
 use ruff_text_size::{TextRange, TextSize};
 
-use super::json::Piece as RawPiece;
 use crate::source::Location;
+
+/// One string of a cell's source, as the notebook's JSON holds it.
+#[derive(Debug)]
+pub struct SourceString<'a> {
+    /// The decoded text.
+    pub text: String,
+    /// The string as written, between its quotes.
+    pub raw: &'a str,
+    /// Where `raw` starts in the file's text (just after the opening quote).
+    pub offset: usize,
+}
 
 /// Where a place is in a notebook, as Jupyter shows it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -156,7 +166,7 @@ impl<'a> Builder<'a> {
 
     /// Appends the code cell `number`, whose source value starts at `offset` in the JSON and is made of
     /// `pieces`, followed by a line break.
-    pub fn push(&mut self, number: usize, offset: usize, pieces: &[RawPiece<'_>]) {
+    pub fn push(&mut self, number: usize, offset: usize, pieces: &[SourceString<'_>]) {
         let start = TextSize::of(self.text.as_str());
         let anchor = self.position_at(offset);
         let mut mapped = Vec::with_capacity(pieces.len());
