@@ -4,7 +4,6 @@
 
 pub mod atomic;
 pub mod baseline;
-pub mod cell_map;
 pub mod cli;
 pub mod commands;
 pub mod config;
@@ -26,3 +25,4 @@ pub mod settings;
 pub mod source;
 pub mod suppress;
 pub mod thread_variables;
+pub mod yaml;

@@ -1,6 +1,7 @@
 //! Builds the typed model from a YAML stream: every document (and every `List` item) that is a
 //! Kubernetes object, with its pod specs, containers and ConfigMap data.
 
+use crate::suppress::yaml::IGNORE_ANNOTATION;
 use ruff_text_size::{TextRange, TextSize};
 
 use super::kinds::{self, ContainerNode, PodNode};
@@ -8,10 +9,7 @@ use super::model::{
     ConfigMapData, Container, EnvFrom, EnvFromSource, EnvSource, EnvVar, IgnoreCode, Object, Pod, Resource, Resources,
     Value,
 };
-use super::yaml::Node;
-
-/// The annotation that suppresses rules for an object: `capslint.io/ignore: "CAP202,CAP203"`.
-pub const IGNORE_ANNOTATION: &str = "capslint.io/ignore";
+use crate::yaml::Node;
 
 /// Adds every Kubernetes object of one document (the document itself, or the items of a `List`) to
 /// `objects`, in order.
@@ -208,7 +206,7 @@ fn env_from(item: Node<'_>) -> EnvFrom {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::k8s::yaml;
+    use crate::yaml;
 
     fn all_objects(text: &str) -> Vec<Object> {
         let mut found = Vec::new();

@@ -5,7 +5,7 @@
 
 use ruff_text_size::TextRange;
 
-use super::yaml::Node;
+use crate::yaml::Node;
 
 /// A container node and how to read it.
 #[derive(Debug, Clone, Copy)]

@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use super::yaml::{self, Node};
 use crate::paths;
+use crate::yaml::{self, Node};
 
 /// The file names kustomize reads as a kustomization.
 const KUSTOMIZATION_FILES: &[&str] = &["kustomization.yaml", "kustomization.yml", "Kustomization"];

@@ -18,7 +18,6 @@ pub(crate) mod placeholder;
 mod project;
 pub mod quantity;
 mod rules;
-pub mod yaml;
 
 use std::sync::Arc;
 
@@ -30,8 +29,9 @@ use crate::selection::RuleSet;
 use crate::settings::Settings;
 use crate::source::SourceFile;
 use crate::suppress::yaml::{Directive, DirectiveScan};
+use crate::yaml;
 
-pub use build::IGNORE_ANNOTATION;
+pub use crate::suppress::yaml::IGNORE_ANNOTATION;
 pub use project::{Outcome, check};
 pub use rules::Reported;
 

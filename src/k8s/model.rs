@@ -2,6 +2,7 @@
 //! command, args), pod-level resources, replicas, namespaces and ConfigMaps. Every value keeps the byte
 //! range it was written at. Built once per file from the YAML tree; the rules read only this.
 
+pub use crate::suppress::yaml::IgnoreCode;
 use ruff_text_size::TextRange;
 use rustc_hash::FxHashMap;
 
@@ -11,15 +12,6 @@ pub struct Value {
     /// The text (`4` and `"4"` both read `4`).
     pub text: String,
     /// Its byte range.
-    pub range: TextRange,
-}
-
-/// One code of a `capslint.io/ignore` annotation.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct IgnoreCode {
-    /// The code or rule name as written.
-    pub code: String,
-    /// Where it is written, for an unused-suppression report.
     pub range: TextRange,
 }
 

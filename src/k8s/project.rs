@@ -17,7 +17,7 @@ use super::rules::{self, Checker, ContainerContext, CpuLimit, Merged, Project, R
 use crate::diagnostic::{Diagnostic, Finding};
 use crate::pod_template::TemplateUse;
 use crate::source::SourceFile;
-use crate::suppress::{self, Scope};
+use crate::suppress::{self, ManifestSuppressions, Scope};
 
 /// What the cross-file phase produced.
 #[derive(Debug, Default)]
@@ -56,7 +56,24 @@ pub fn check(mut files: Vec<ManifestFile>, mut uses: Vec<TemplateUse>) -> Outcom
         (0..files.len()).into_par_iter().flat_map_iter(|index| check_file(&project, index, &views_by_object)).collect();
     reported.extend(rules::gpu_vram_overcommit::check(&project, &excluded));
 
-    let findings = suppress::apply(Scope::Manifests { files: &files, reported: merge_duplicates(reported) });
+    let suppressions: Vec<ManifestSuppressions<'_>> = files
+        .iter()
+        .map(|file| ManifestSuppressions {
+            file: &file.file,
+            rules: file.rules,
+            objects: file
+                .objects
+                .iter()
+                .map(|object| {
+                    // Only an annotation that suppresses nothing is named in a report.
+                    let name = if object.ignore.is_empty() { String::new() } else { object.describe() };
+                    (object.ignore.as_slice(), name)
+                })
+                .collect(),
+            directives: &file.directives,
+        })
+        .collect();
+    let findings = suppress::apply(Scope::Manifests { files: &suppressions, reported: merge_duplicates(reported) });
     outcome.diagnostics = findings
         .into_iter()
         .map(|(file, finding)| {

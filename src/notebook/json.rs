@@ -6,7 +6,7 @@
 //! string is borrowed as raw JSON text, so its position in the file is known for the reports that point
 //! into the file itself.
 
-use crate::cell_map::SourceString;
+use crate::source::cells::SourceString;
 use serde::Deserialize;
 use serde::de::IgnoredAny;
 use serde_json::value::RawValue;

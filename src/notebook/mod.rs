@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use ruff_text_size::{TextRange, TextSize};
 
-pub use crate::cell_map::{CellLocation, CellMap};
+pub use crate::source::cells::{CellLocation, CellMap};
 pub use json::ReadError;
 
 use crate::diagnostic::Finding;
@@ -36,7 +36,7 @@ pub struct Module {
 /// language has an empty module.
 pub fn read(raw: &str) -> Result<Module, ReadError> {
     let document = json::parse(raw)?;
-    let mut builder = crate::cell_map::Builder::new(raw);
+    let mut builder = crate::source::cells::Builder::new(raw);
     if document.is_python {
         for cell in &document.code_cells {
             let source: String = cell.pieces.iter().map(|piece| piece.text.as_str()).collect();

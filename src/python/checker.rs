@@ -16,10 +16,10 @@ use super::resolve::{At, Resolver};
 use super::rules;
 use super::semantic::{BindingKind, ScopeId, ScopeKind};
 use crate::diagnostic::Finding;
-use crate::cell_map::CellMap;
 use crate::pod_template::PodTemplateCall;
 use crate::registry::Rule;
 use crate::selection::RuleSet;
+use crate::source::cells::CellMap;
 
 /// How many lines apart a secondary label may be before it is named instead of drawn.
 const MAX_LABEL_DISTANCE: usize = 6;

@@ -20,10 +20,10 @@ use ruff_python_parser::parse_unchecked_source;
 use ruff_text_size::TextRange;
 
 use crate::diagnostic::Finding;
-use crate::cell_map::CellMap;
 use crate::registry::Rule;
 use crate::selection::RuleSet;
 use crate::settings::Settings;
+use crate::source::cells::CellMap;
 
 pub use resolve::CapNames;
 

@@ -16,10 +16,11 @@
 pub mod python;
 pub mod yaml;
 
+pub use yaml::{ManifestSuppressions, Reported};
+
 use ruff_text_size::TextRange;
 
 use crate::diagnostic::Finding;
-use crate::k8s::{ManifestFile, Reported};
 use crate::registry::Rule;
 use crate::selection::RuleSet;
 use crate::source::SourceFile;
@@ -41,7 +42,7 @@ pub enum Scope<'a> {
     /// findings of all of them, each with the objects and lines that can suppress it.
     Manifests {
         /// The files.
-        files: &'a [ManifestFile],
+        files: &'a [ManifestSuppressions<'a>],
         /// The findings.
         reported: Vec<Reported>,
     },

@@ -10,11 +10,50 @@ use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::unused;
 use crate::diagnostic::Finding;
-use crate::k8s::yaml::Node;
-use crate::k8s::{IGNORE_ANNOTATION, ManifestFile, Reported};
 use crate::registry::{Family, Rule};
+use crate::selection::RuleSet;
+use crate::source::SourceFile;
+use crate::yaml::Node;
 
 const PREFIX: &str = "capslint:";
+
+/// The annotation that exempts an object from rules.
+pub const IGNORE_ANNOTATION: &str = "capslint.io/ignore";
+
+/// One code of a `capslint.io/ignore` annotation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IgnoreCode {
+    /// The code or rule name as written.
+    pub code: String,
+    /// Where it is written, for an unused-suppression report.
+    pub range: TextRange,
+}
+
+/// A finding of the manifest rules with what can suppress it.
+#[derive(Debug, Clone)]
+pub struct Reported {
+    /// The file it is reported in (an index into the scan's files).
+    pub file: usize,
+    /// The finding.
+    pub finding: Finding,
+    /// The objects whose `capslint.io/ignore` annotation suppresses it: `(file, object)`.
+    pub owners: Vec<(usize, usize)>,
+    /// Lines where a `# capslint: ignore[...]` comment suppresses it: `(file, offset on the line)`.
+    pub lines: Vec<(usize, TextSize)>,
+}
+
+/// What can suppress findings in one manifest file: its objects' annotations and its comments.
+#[derive(Debug)]
+pub struct ManifestSuppressions<'a> {
+    /// The file.
+    pub file: &'a SourceFile,
+    /// The rules enabled for it (CAP002 is reported only for enabled rules).
+    pub rules: RuleSet,
+    /// Its objects, in document order: their annotation codes, and how to name them in a report.
+    pub objects: Vec<(&'a [IgnoreCode], String)>,
+    /// Its `# capslint: ignore[...]` comments.
+    pub directives: &'a [Directive],
+}
 
 /// One `# capslint: ignore[...]` comment.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -109,7 +148,7 @@ fn names(code: &str, rule: Rule) -> bool {
 
 /// Drops the suppressed findings and adds CAP002 for every code that suppressed nothing; returns
 /// `(file, finding)` pairs, `file` an index into `files`.
-pub(super) fn apply(files: &[ManifestFile], reported: Vec<Reported>) -> Vec<(usize, Finding)> {
+pub(super) fn apply(files: &[ManifestSuppressions<'_>], reported: Vec<Reported>) -> Vec<(usize, Finding)> {
     let mut used_annotations: FxHashSet<(usize, usize, usize)> = FxHashSet::default();
     let mut used_directives: FxHashSet<(usize, usize, usize)> = FxHashSet::default();
     let mut by_row: FxHashMap<(usize, usize), Vec<usize>> = FxHashMap::default();
@@ -123,7 +162,7 @@ pub(super) fn apply(files: &[ManifestFile], reported: Vec<Reported>) -> Vec<(usi
         let rule = item.finding.rule;
         let mut suppressed = false;
         for &(file, object) in &item.owners {
-            for (index, code) in files[file].objects[object].ignore.iter().enumerate() {
+            for (index, code) in files[file].objects[object].0.iter().enumerate() {
                 if names(&code.code, rule) {
                     used_annotations.insert((file, object, index));
                     suppressed = true;
@@ -150,12 +189,12 @@ pub(super) fn apply(files: &[ManifestFile], reported: Vec<Reported>) -> Vec<(usi
         if !file.rules.contains(Rule::UnusedSuppression) {
             continue;
         }
-        for (object_index, object) in file.objects.iter().enumerate() {
-            for (index, code) in object.ignore.iter().enumerate() {
+        for (object_index, (codes, object)) in file.objects.iter().enumerate() {
+            for (index, code) in codes.iter().enumerate() {
                 if used_annotations.contains(&(file_index, object_index, index)) {
                     continue;
                 }
-                let description = format!("`{IGNORE_ANNOTATION}: {}` on {}", code.code, object.describe());
+                let description = format!("`{IGNORE_ANNOTATION}: {}` on {object}", code.code);
                 if let Some(finding) = unused_code(file, &code.code, code.range, &description) {
                     kept.push((file_index, finding));
                 }
@@ -177,7 +216,7 @@ pub(super) fn apply(files: &[ManifestFile], reported: Vec<Reported>) -> Vec<(usi
 }
 
 /// CAP002 for an unused code, unless it names a rule that is not enabled for the file.
-fn unused_code(file: &ManifestFile, code: &str, range: TextRange, description: &str) -> Option<Finding> {
+fn unused_code(file: &ManifestSuppressions<'_>, code: &str, range: TextRange, description: &str) -> Option<Finding> {
     match Rule::from_code_or_name(code) {
         Some(rule) if !file.rules.contains(rule) || rule.family() == Family::Meta => None,
         Some(_) => Some(unused(
@@ -199,7 +238,7 @@ mod tests {
 
     fn directives(text: &str) -> Vec<Directive> {
         let mut scan = DirectiveScan::new(text);
-        crate::k8s::yaml::for_each_document(text, |document| scan.document(document)).unwrap();
+        crate::yaml::for_each_document(text, |document| scan.document(document)).unwrap();
         scan.finish()
     }
 

@@ -14,7 +14,7 @@ mod thread_cap_exceeds_limit;
 
 use std::sync::Arc;
 
-use ruff_text_size::{TextRange, TextSize};
+use ruff_text_size::TextRange;
 
 use super::ManifestFile;
 use super::configmaps::ConfigMapIndex;
@@ -26,6 +26,7 @@ use crate::registry::Rule;
 use crate::selection::RuleSet;
 use crate::settings::Settings;
 use crate::source::SourceFile;
+pub use crate::suppress::Reported;
 
 /// The Downward API resource that carries the CPU limit.
 pub const LIMITS_CPU: &str = "limits.cpu";
@@ -36,19 +37,6 @@ pub struct Project<'p> {
     pub files: &'p [ManifestFile],
     /// Their ConfigMaps.
     pub config_maps: ConfigMapIndex<'p>,
-}
-
-/// A finding with what can suppress it.
-#[derive(Debug, Clone)]
-pub struct Reported {
-    /// The file it is reported in (an index into the project's files).
-    pub file: usize,
-    /// The finding.
-    pub finding: Finding,
-    /// The objects whose `capslint.io/ignore` annotation suppresses it: `(file, object)`.
-    pub owners: Vec<(usize, usize)>,
-    /// Lines where a `# capslint: ignore[...]` comment suppresses it: `(file, offset on the line)`.
-    pub lines: Vec<(usize, TextSize)>,
 }
 
 /// Where a view of a pod template comes from: the Airflow operator that merges its arguments into it.

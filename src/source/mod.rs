@@ -7,7 +7,9 @@ use std::sync::OnceLock;
 use ruff_source_file::LineIndex;
 use ruff_text_size::{TextRange, TextSize};
 
-use crate::cell_map::{CellLocation, CellMap};
+pub mod cells;
+
+use cells::{CellLocation, CellMap};
 
 /// A 1-based row and a 1-based column counted in characters (as ruff does).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]

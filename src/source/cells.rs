@@ -5,7 +5,7 @@
 use ruff_source_file::LineIndex;
 use ruff_text_size::{TextRange, TextSize};
 
-use crate::source::Location;
+use super::Location;
 
 /// One string of a cell's source, as the notebook's JSON holds it.
 #[derive(Debug)]
