@@ -14,6 +14,7 @@ use ruff_text_size::{TextRange, TextSize};
 use crate::diagnostic::{Diagnostic, Finding};
 use crate::discover::FileKind;
 use crate::k8s;
+use crate::model_config;
 use crate::pod_template;
 use crate::python;
 use crate::registry::{Family, Rule};
@@ -248,7 +249,7 @@ fn check_input_inner(input: Input) -> FileResult {
         Ok(bytes) => bytes,
         Err(ReadError::Io(error)) => return FileResult { errors: vec![error], ..FileResult::default() },
         Err(ReadError::TooLarge(size)) => {
-            if !rules.contains(Rule::SyntaxError) {
+            if !rules.contains(Rule::SyntaxError) || input.kind.is_model_config() {
                 return FileResult::default();
             }
             let file = Arc::new(SourceFile::new(input.path, input.display_name, String::new()));
@@ -270,6 +271,7 @@ fn check_input_inner(input: Input) -> FileResult {
         Err(error) if input.kind == FileKind::Python && declares_python_encoding(error.as_bytes()) => {
             String::from_utf8_lossy(error.as_bytes()).into_owned()
         }
+        Err(_) if input.kind.is_model_config() => return FileResult::default(),
         Err(error) => {
             let valid_up_to = error.utf8_error().valid_up_to();
             let lossy = String::from_utf8_lossy(error.as_bytes()).into_owned();
@@ -318,6 +320,8 @@ fn check_input_inner(input: Input) -> FileResult {
             result.notices.extend(parsed.notice);
             parsed.findings
         }
+        FileKind::Json => model_config::check_json(&file, rules, settings),
+        FileKind::Toml => model_config::check_toml(&file, rules, settings),
     };
     result.diagnostics = findings
         .into_iter()
