@@ -19,6 +19,11 @@ pub enum FileKind {
     Yaml,
     /// A Jupyter notebook (`*.ipynb`): its code cells are checked as Python.
     Notebook,
+    /// A JSON file that may be a model configuration (`*.json`).
+    Json,
+    /// A TOML file that may be a model configuration (`*.toml`, except `pyproject.toml` and capslint's own
+    /// configuration).
+    Toml,
 }
 
 impl FileKind {
@@ -28,8 +33,16 @@ impl FileKind {
             "py" | "pyw" => Some(FileKind::Python),
             "yaml" | "yml" => Some(FileKind::Yaml),
             "ipynb" => Some(FileKind::Notebook),
+            "json" => Some(FileKind::Json),
+            "toml" if !crate::model_config::is_tool_configuration(path) => Some(FileKind::Toml),
             _ => None,
         }
+    }
+
+    /// Whether files of this kind are checked only as model configurations (JSON, TOML): one that is too
+    /// large, not UTF-8 or does not parse is skipped silently, never reported.
+    pub fn is_model_config(self) -> bool {
+        matches!(self, FileKind::Json | FileKind::Toml)
     }
 }
 

@@ -12,6 +12,7 @@ pub mod discover;
 pub mod fingerprint;
 pub mod k8s;
 pub mod lint;
+pub mod model_config;
 pub mod notebook;
 pub mod paths;
 pub mod pod_template;

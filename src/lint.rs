@@ -13,6 +13,7 @@ use ruff_text_size::{TextRange, TextSize};
 use crate::diagnostic::{Diagnostic, Finding};
 use crate::discover::FileKind;
 use crate::k8s;
+use crate::model_config;
 use crate::notebook;
 use crate::pod_template;
 use crate::prefilter;
@@ -212,7 +213,7 @@ fn check_input_inner(input: Input) -> FileResult {
         Ok(bytes) => bytes,
         Err(ReadError::Io(error)) => return FileResult { errors: vec![error], ..FileResult::default() },
         Err(ReadError::TooLarge(size)) => {
-            if !rules.contains(Rule::SyntaxError) {
+            if !rules.contains(Rule::SyntaxError) || input.kind.is_model_config() {
                 return FileResult::default();
             }
             return not_checked(
@@ -232,6 +233,7 @@ fn check_input_inner(input: Input) -> FileResult {
         Err(error) if input.kind == FileKind::Python && declares_python_encoding(error.as_bytes()) => {
             String::from_utf8_lossy(error.as_bytes()).into_owned()
         }
+        Err(_) if input.kind.is_model_config() => return FileResult::default(),
         Err(error) => {
             let valid_up_to = error.utf8_error().valid_up_to();
             let lossy = String::from_utf8_lossy(error.as_bytes()).into_owned();
@@ -282,6 +284,8 @@ fn check_input_inner(input: Input) -> FileResult {
             file = checked;
             findings
         }
+        FileKind::Json => model_config::check_json(&file, rules, settings),
+        FileKind::Toml => model_config::check_toml(&file, rules, settings),
     };
     result.diagnostics = findings
         .into_iter()

@@ -39,6 +39,9 @@ pub enum Family {
     Python,
     /// Kubernetes and Airflow pod-template YAML (`CAP2xx`).
     Manifest,
+    /// Model configuration files read by training code: JSON, TOML, and YAML documents that are not
+    /// Kubernetes objects (CAP109, numbered with the Python rules whose keywords it reads).
+    Config,
 }
 
 macro_rules! rules {
@@ -125,6 +128,9 @@ rules! {
     /// Airflow KubernetesPodOperator without the Downward API variable.
     (KpoMissingCpuLimitRef, "CAP108", "kpo-missing-cpu-limit-ref", Python, Warning, true,
         "An Airflow KubernetesPodOperator whose env lacks the Downward API `limits.cpu` variable"),
+    /// `n_jobs: -1` and friends in a model configuration file.
+    (AllCoresInConfig, "CAP109", "all-cores-in-config", Config, Error, true,
+        "A thread-count key of a model configuration file (JSON, YAML, TOML) set to an all-cores value (`n_jobs: -1`)"),
     /// A container without a CPU limit.
     (MissingCpuLimit, "CAP201", "missing-cpu-limit", Manifest, Error, true,
         "A container without `resources.limits.cpu` (or with `0`, or with an invalid quantity)"),

@@ -81,12 +81,14 @@ pub fn looks_like_manifest(text: &str) -> bool {
     starts("apiVersion:") && starts("kind:")
 }
 
-/// Parses one YAML file into its model. Files that are not Kubernetes manifests (CI workflows, compose
-/// files, configuration) produce nothing; a file that does not parse produces CAP001 when it looks like a
-/// manifest; a Helm chart template produces a notice.
+/// Parses one YAML file into its model. Documents that are not Kubernetes objects (CI workflows, compose
+/// files, configuration) are only checked as model configurations (CAP109); a file that does not parse
+/// produces CAP001 when it looks like a manifest; a Helm chart template produces a notice.
 pub fn parse(file: Arc<SourceFile>, settings: Arc<Settings>, rules: RuleSet) -> Parsed {
     let mut parsed = Parsed::default();
-    let wanted = rules.iter().any(|rule| rule.family() == Family::Manifest) || rules.contains(Rule::SyntaxError);
+    let wanted = rules.iter().any(|rule| rule.family() == Family::Manifest)
+        || rules.contains(Rule::SyntaxError)
+        || rules.contains(Rule::AllCoresInConfig);
     if !wanted {
         return parsed;
     }
@@ -95,13 +97,15 @@ pub fn parse(file: Arc<SourceFile>, settings: Arc<Settings>, rules: RuleSet) -> 
         parsed.notice = Some(helm::notice(&chart));
         return parsed;
     }
-    if settings.prefilter && !may_contain_objects(text) {
+    let mut configs = crate::model_config::YamlScan::new(text, rules, &settings);
+    if settings.prefilter && !may_contain_objects(text) && !configs.is_active() {
         return parsed;
     }
     let mut objects = Vec::new();
     let mut directives = DirectiveScan::new(text);
     let loaded = yaml::for_each_document(text, |document| {
         build::objects(document, text, &mut objects);
+        configs.document(document);
         directives.document(document);
     });
     if let Err(error) = loaded {
@@ -114,10 +118,11 @@ pub fn parse(file: Arc<SourceFile>, settings: Arc<Settings>, rules: RuleSet) -> 
         }
         return parsed;
     }
+    let (findings, directives) = configs.finish(&file, rules, directives.finish());
+    parsed.findings = findings;
     if objects.is_empty() {
         return parsed;
     }
-    let directives = directives.finish();
     parsed.manifest = Some(ManifestFile { file, settings, rules, objects, directives });
     parsed
 }

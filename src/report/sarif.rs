@@ -235,6 +235,7 @@ fn tags(rule: Rule) -> Vec<&'static str> {
         Family::Meta => vec!["capslint"],
         Family::Python => vec!["python", "performance", "cpu"],
         Family::Manifest => vec!["kubernetes", "performance", "cpu"],
+        Family::Config => vec!["configuration", "performance", "cpu"],
     }
 }
 

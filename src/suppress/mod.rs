@@ -4,7 +4,8 @@
 //!
 //! - Python: `# noqa` comments ([`python`]), applied file by file;
 //! - manifests: `capslint.io/ignore` annotations and `# capslint: ignore[...]` comments ([`yaml`]),
-//!   applied once to the whole scan, because a finding in one file can be suppressed in another.
+//!   applied once to the whole scan, because a finding in one file can be suppressed in another;
+//! - model configurations (CAP109): the same comments in YAML and TOML ([`config`]), file by file.
 //!
 //! A baseline ([`crate::baseline`]) is applied apart, by `capslint check`, to the diagnostics of the whole
 //! run once the cross-file checks are done. It matches a diagnostic by fingerprint ([`crate::fingerprint`]:
@@ -13,6 +14,7 @@
 //! kind, in their final order; and it reports a stale entry on the baseline file, not on a checked one.
 //! Its CAP002 wording is here with the others: [`stale_baseline_entry`].
 
+pub mod config;
 pub mod python;
 pub mod yaml;
 
@@ -40,6 +42,18 @@ pub enum Scope<'a> {
     },
     /// Every manifest of the scan, with their annotations and `# capslint: ignore[...]` comments, and the
     /// findings of all of them, each with the objects and lines that can suppress it.
+    /// One model configuration (YAML or TOML): its CAP109 findings and its `# capslint: ignore[...]`
+    /// comments, from which the CAP109 codes are taken (the rest is for the manifest rules of the file).
+    Config {
+        /// The file.
+        file: &'a SourceFile,
+        /// The rules enabled for it.
+        rules: RuleSet,
+        /// Its CAP109 findings.
+        findings: Vec<Finding>,
+        /// Its comments: on return, without their CAP109 codes.
+        directives: &'a mut Vec<yaml::Directive>,
+    },
     Manifests {
         /// The files.
         files: &'a [ManifestSuppressions<'a>],
@@ -55,6 +69,9 @@ pub fn apply(scope: Scope<'_>) -> Vec<(usize, Finding)> {
     match scope {
         Scope::Python { file, rules, comments, findings } => {
             python::apply(findings, comments, file, rules).into_iter().map(|finding| (0, finding)).collect()
+        }
+        Scope::Config { file, rules, findings, directives } => {
+            config::apply(findings, directives, file, rules).into_iter().map(|finding| (0, finding)).collect()
         }
         Scope::Manifests { files, reported } => yaml::apply(files, reported),
     }

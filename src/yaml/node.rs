@@ -138,6 +138,12 @@ impl<'a> Node<'a> {
         TextRange::new(TextSize::from(start as u32), TextSize::from(end as u32))
     }
 
+    /// Whether the node is a copy made by an alias (`*name`) or a merge key (`<<: *name`) of a node written
+    /// elsewhere: its range is the alias's, the node itself is written under the anchor.
+    pub fn via_alias(self) -> bool {
+        self.site.is_some()
+    }
+
     /// The byte offset where the node starts.
     pub fn start(self) -> TextSize {
         self.range().start()

@@ -7,6 +7,7 @@
 mod support;
 
 mod cli;
+mod config_files;
 mod hostile;
 mod integrations_action;
 mod integrations_baseline;

@@ -1,5 +1,6 @@
 //! The examples of every rule page are linted: the bad one must produce exactly that rule's code, the
-//! good one nothing at all. Every rule has a page with the required sections.
+//! good one nothing at all (for a configuration rule, the pair of each format the page shows). Every
+//! rule has a page with the required sections.
 
 use capslint::config::ConfigFile;
 use capslint::registry::{Family, Rule};
@@ -23,10 +24,12 @@ fn block_after(page: &str, marker: &str, language: &str) -> Option<String> {
     Some(block.join("\n") + "\n")
 }
 
-fn extension(rule: Rule) -> (&'static str, &'static str) {
+/// The languages of a rule's examples, each with the file name it is linted as.
+fn examples(rule: Rule) -> &'static [(&'static str, &'static str)] {
     match rule.family() {
-        Family::Manifest => ("yaml", "example.yaml"),
-        Family::Python | Family::Meta => ("python", "example.py"),
+        Family::Manifest => &[("yaml", "example.yaml")],
+        Family::Python | Family::Meta => &[("python", "example.py")],
+        Family::Config => &[("yaml", "conf/example.yaml"), ("json", "example.json"), ("toml", "example.toml")],
     }
 }
 
@@ -50,32 +53,43 @@ fn every_rule_has_a_complete_page() {
 fn examples_fire_exactly_their_rule() {
     let settings = doc_settings();
     for rule in Rule::ALL {
-        let (language, name) = extension(*rule);
         let page = rule.documentation();
-        let bad =
-            block_after(page, "## Example", language).unwrap_or_else(|| panic!("{} has no bad example", rule.code()));
-        let good = block_after(page, "Use instead:", language)
-            .unwrap_or_else(|| panic!("{} has no good example", rule.code()));
-        // CAP003's example is too long to print: the page abbreviates its chain of 20,000 minus signs.
-        let bad = if *rule == Rule::AnalysisBudgetExceeded {
-            bad.replace("- - - - - - - - - - ", &"- ".repeat(20_000))
-        } else {
-            bad
-        };
-        let bad_codes: Vec<String> =
-            lint_text(name, &bad, &settings).iter().map(|d| d.rule().code().to_string()).collect();
-        assert!(!bad_codes.is_empty(), "{}: the bad example produces nothing", rule.code());
-        assert!(
-            bad_codes.iter().all(|code| code == rule.code()),
-            "{}: the bad example produces {bad_codes:?}",
-            rule.code()
-        );
-        let good_diagnostics = lint_text(name, &good, &settings);
-        assert!(
-            good_diagnostics.is_empty(),
-            "{}: the good example is not clean:\n{}",
-            rule.code(),
-            render_full(&good_diagnostics)
-        );
+        let pairs: Vec<(&str, String, String)> = examples(*rule)
+            .iter()
+            .filter_map(|(language, name)| {
+                let bad = block_after(page, "## Example", language)?;
+                let good = block_after(page, "Use instead:", language)
+                    .unwrap_or_else(|| panic!("{} has no good {language} example", rule.code()));
+                Some((*name, bad, good))
+            })
+            .collect();
+        assert!(!pairs.is_empty(), "{} has no bad example", rule.code());
+        for (name, bad, good) in pairs {
+            check_example(&settings, *rule, name, bad, &good);
+        }
     }
+}
+
+/// Lints one pair of examples, as the file `name`: `bad` must produce only `rule`, `good` nothing.
+fn check_example(settings: &Settings, rule: Rule, name: &str, bad: String, good: &str) {
+    // CAP003's example is too long to print: the page abbreviates its chain of 20,000 minus signs.
+    let bad = if rule == Rule::AnalysisBudgetExceeded {
+        bad.replace("- - - - - - - - - - ", &"- ".repeat(20_000))
+    } else {
+        bad
+    };
+    let bad_codes: Vec<String> = lint_text(name, &bad, settings).iter().map(|d| d.rule().code().to_string()).collect();
+    assert!(!bad_codes.is_empty(), "{}: the bad example ({name}) produces nothing", rule.code());
+    assert!(
+        bad_codes.iter().all(|code| code == rule.code()),
+        "{}: the bad example ({name}) produces {bad_codes:?}",
+        rule.code()
+    );
+    let good_diagnostics = lint_text(name, good, settings);
+    assert!(
+        good_diagnostics.is_empty(),
+        "{}: the good example ({name}) is not clean:\n{}",
+        rule.code(),
+        render_full(&good_diagnostics)
+    );
 }

@@ -1,0 +1,40 @@
+//! What a format's walker hands to the rule: a thread-count key whose integer value means "every core",
+//! where the pair is written and the path that leads to it.
+
+use ruff_text_size::TextRange;
+
+/// How the file writes a key and its value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Syntax {
+    /// `key: value`.
+    Yaml,
+    /// `"key": value`.
+    Json,
+    /// `key = value`.
+    Toml,
+}
+
+impl Syntax {
+    /// What separates a key from its value in messages.
+    pub const fn separator(self) -> &'static str {
+        match self {
+            Syntax::Yaml | Syntax::Json => ": ",
+            Syntax::Toml => " = ",
+        }
+    }
+}
+
+/// A thread-count key with an all-cores integer value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Candidate {
+    /// The key, decoded (`n_jobs`, `cv_n_jobs`).
+    pub key: String,
+    /// The path of the key from the document's root, the key included (`model.params.n_jobs`).
+    pub path: String,
+    /// The value.
+    pub value: i64,
+    /// From the start of the key to the end of the value.
+    pub range: TextRange,
+    /// The file's syntax.
+    pub syntax: Syntax,
+}

@@ -1,0 +1,125 @@
+//! Model configuration files: the JSON, TOML and YAML that training code reads its parameters from
+//! (Hydra/OmegaConf `conf/`, DVC `params.yaml`, JSON model configs), checked by CAP109
+//! (all-cores-in-config).
+//!
+//! A file is parsed only when the text prefilter lets it through, and once, with byte spans: JSON with
+//! serde_json, TOML with `toml`'s document parser; YAML comes through the manifest parser, where every
+//! document that is not a Kubernetes object is a configuration ([`YamlScan`]). Each format's walker yields
+//! the thread-count keys whose integer value means "every core", the rule words the finding, and
+//! `# capslint: ignore[CAP109]` comments (YAML, TOML) suppress. A JSON or TOML file that is not UTF-8,
+//! is larger than capslint reads or does not parse is skipped silently: most such files are data or
+//! another tool's configuration (a `tsconfig.json` with comments), and capslint is not their checker.
+
+mod all_cores_in_config;
+mod candidate;
+mod path;
+mod prefilter;
+mod walk_json;
+mod walk_toml;
+mod walk_yaml;
+
+use std::path::Path;
+
+use ruff_text_size::TextSize;
+
+use crate::diagnostic::Finding;
+use crate::registry::Rule;
+use crate::selection::RuleSet;
+use crate::settings::Settings;
+use crate::source::SourceFile;
+use crate::suppress::yaml::Directive;
+use crate::yaml::Node;
+
+pub use prefilter::may_have_findings;
+
+/// TOML files that configure tools, not models: capslint's own configuration and `pyproject.toml`
+/// (packaging and the `[tool.*]` tables of linters and test runners, where `0` often means "automatic").
+const TOOL_CONFIGURATIONS: &[&str] = &["capslint.toml", ".capslint.toml", "pyproject.toml"];
+
+/// Whether `path` names a tool's TOML configuration rather than a model's (see [`TOOL_CONFIGURATIONS`]).
+pub fn is_tool_configuration(path: &Path) -> bool {
+    path.file_name().and_then(|name| name.to_str()).is_some_and(|name| TOOL_CONFIGURATIONS.contains(&name))
+}
+
+/// A text without its byte order mark, and where the rest starts.
+fn without_bom(text: &str) -> (&str, TextSize) {
+    match text.strip_prefix('\u{feff}') {
+        Some(rest) => (rest, TextSize::of('\u{feff}')),
+        None => (text, TextSize::from(0)),
+    }
+}
+
+/// Whether CAP109 has anything to do in `text`.
+fn wanted(text: &str, rules: RuleSet, settings: &Settings) -> bool {
+    rules.contains(Rule::AllCoresInConfig) && (!settings.prefilter || may_have_findings(text))
+}
+
+/// CAP109 in a JSON file; nothing when it does not parse.
+pub fn check_json(file: &SourceFile, rules: RuleSet, settings: &Settings) -> Vec<Finding> {
+    if !wanted(file.text(), rules, settings) {
+        return Vec::new();
+    }
+    let (text, base) = without_bom(file.text());
+    let Ok(candidates) = walk_json::candidates(text, base) else { return Vec::new() };
+    candidates.iter().map(all_cores_in_config::finding).collect()
+}
+
+/// CAP109 in a TOML file, with its `# capslint: ignore[CAP109]` comments; nothing when it does not parse.
+pub fn check_toml(file: &SourceFile, rules: RuleSet, settings: &Settings) -> Vec<Finding> {
+    if !wanted(file.text(), rules, settings) {
+        return Vec::new();
+    }
+    let (text, base) = without_bom(file.text());
+    let with_strings = memchr::memmem::find(text.as_bytes(), b"capslint:").is_some();
+    let Some(walked) = walk_toml::walk(text, base, with_strings) else { return Vec::new() };
+    let findings = walked.candidates.iter().map(all_cores_in_config::finding).collect();
+    let mut directives =
+        if with_strings { crate::suppress::config::toml_directives(file.text(), walked.strings) } else { Vec::new() };
+    let scope = crate::suppress::Scope::Config { file, rules, findings, directives: &mut directives };
+    crate::suppress::apply(scope).into_iter().map(|(_, finding)| finding).collect()
+}
+
+/// CAP109 over the documents of a YAML stream as the manifest parser reads them: every document that is
+/// not a Kubernetes object is walked as a configuration.
+#[derive(Debug)]
+pub struct YamlScan {
+    active: bool,
+    found: Vec<candidate::Candidate>,
+}
+
+impl YamlScan {
+    /// A scan of `text`, active when CAP109 is enabled and the prefilter lets the text through.
+    pub fn new(text: &str, rules: RuleSet, settings: &Settings) -> Self {
+        YamlScan { active: wanted(text, rules, settings), found: Vec::new() }
+    }
+
+    /// Whether the scan needs the documents.
+    pub fn is_active(&self) -> bool {
+        self.active
+    }
+
+    /// Checks one document, unless it is a Kubernetes object.
+    pub fn document(&mut self, document: Node<'_>) {
+        if self.active && !walk_yaml::is_kubernetes_object(document) {
+            walk_yaml::candidates(document, &mut self.found);
+        }
+    }
+
+    /// The findings of the stream, with the file's `# capslint: ignore[...]` `directives` applied; returns
+    /// them and the directives left for the manifest rules (those that name other rules).
+    pub fn finish(
+        self,
+        file: &SourceFile,
+        rules: RuleSet,
+        directives: Vec<Directive>,
+    ) -> (Vec<Finding>, Vec<Directive>) {
+        if !self.active {
+            return (Vec::new(), directives);
+        }
+        let findings = self.found.iter().map(all_cores_in_config::finding).collect();
+        let mut directives = directives;
+        let scope = crate::suppress::Scope::Config { file, rules, findings, directives: &mut directives };
+        let findings = crate::suppress::apply(scope).into_iter().map(|(_, finding)| finding).collect();
+        (findings, directives)
+    }
+}
