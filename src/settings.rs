@@ -88,6 +88,9 @@ pub struct Settings {
     severities: Vec<(Rule, Severity)>,
     per_file_ignores: Vec<(GlobSet, RuleSet)>,
     exclude: GlobSet,
+    /// The exclude patterns when every one is a plain name (`.git`, `node_modules`, the defaults): then a
+    /// path is excluded exactly when its last component is one of them, found without glob matching.
+    exclude_names: Option<rustc_hash::FxHashSet<std::ffi::OsString>>,
 }
 
 /// A selector or glob that does not make sense.
@@ -156,7 +159,12 @@ impl Settings {
             None => DEFAULT_EXCLUDES.to_vec(),
         };
         let extend: Vec<&str> = options.extend_exclude.iter().flatten().map(String::as_str).collect();
-        let exclude = glob_set(excludes.into_iter().chain(extend))?;
+        let patterns: Vec<&str> = excludes.into_iter().chain(extend).collect();
+        let exclude = glob_set(patterns.iter().copied())?;
+        let exclude_names = patterns
+            .iter()
+            .all(|pattern| !pattern.is_empty() && !pattern.contains(['/', '\\', '*', '?', '[', ']', '{', '}', '!']))
+            .then(|| patterns.iter().map(std::ffi::OsString::from).collect());
 
         let severities = options
             .severity
@@ -185,6 +193,7 @@ impl Settings {
             severities,
             per_file_ignores,
             exclude,
+            exclude_names,
         })
     }
 
@@ -223,6 +232,10 @@ impl Settings {
 
     /// Whether `path` is excluded from discovery.
     pub fn is_excluded(&self, path: &Path) -> bool {
+        if let Some(names) = &self.exclude_names {
+            // `name` and `**/name` match exactly the paths whose last component is `name`.
+            return path.file_name().is_some_and(|name| names.contains(name));
+        }
         let absolute = crate::paths::absolute(path, &self.cwd);
         let relative = absolute.strip_prefix(&self.root).unwrap_or(path);
         self.exclude.is_match(relative) || path.file_name().is_some_and(|name| self.exclude.is_match(Path::new(name)))
@@ -338,5 +351,43 @@ impl SettingsResolver {
         };
         self.cache.lock().expect("settings cache").insert(directory.to_path_buf(), resolved.clone());
         Ok(resolved)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What the globs alone say, without the fast path of plain names.
+    fn by_globs(settings: &Settings, path: &Path) -> bool {
+        let absolute = crate::paths::absolute(path, &settings.cwd);
+        let relative = absolute.strip_prefix(&settings.root).unwrap_or(path);
+        settings.exclude.is_match(relative)
+            || path.file_name().is_some_and(|name| settings.exclude.is_match(Path::new(name)))
+    }
+
+    #[test]
+    fn plain_names_are_excluded_as_their_globs_would_be() {
+        let cwd = Path::new("/repo");
+        let settings = Settings::resolve(None, &Overrides::default(), cwd).unwrap();
+        assert!(settings.exclude_names.is_some(), "the default excludes are plain names");
+        for path in [
+            ".git",
+            "/repo/.git",
+            "/repo/pkg/node_modules",
+            "pkg/.venv",
+            "pkg/venv",
+            "pkg/venv.py",
+            "pkg/gitx",
+            "/elsewhere/build",
+            "/repo/src/train.py",
+            "site-packages",
+            "/repo/a/site-packages/b",
+        ] {
+            let path = Path::new(path);
+            assert_eq!(settings.is_excluded(path), by_globs(&settings, path), "{}", path.display());
+        }
+        assert!(settings.is_excluded(Path::new("/repo/pkg/node_modules")));
+        assert!(!settings.is_excluded(Path::new("/repo/pkg/venv.py")));
     }
 }

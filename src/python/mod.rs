@@ -118,10 +118,11 @@ pub fn check_notebook(text: &str, cells: &CellMap, rules: RuleSet, settings: &Se
 }
 
 fn check_module(text: &str, cells: Option<&CellMap>, rules: RuleSet, settings: &Settings) -> PythonOutcome {
-    if let Err(refusal) = prescan::before_parsing(text) {
-        return refused(refusal, rules);
-    }
-    stacker::maybe_grow(ANALYSIS_STACK_BYTES, ANALYSIS_STACK_BYTES, || analyse(text, cells, rules, settings))
+    let pending = match prescan::before_parsing(text) {
+        Ok(pending) => pending,
+        Err(refusal) => return refused(refusal, rules),
+    };
+    stacker::maybe_grow(ANALYSIS_STACK_BYTES, ANALYSIS_STACK_BYTES, || analyse(text, cells, rules, settings, pending))
 }
 
 /// The outcome of a file [`prescan`] refused: its CAP003 finding, if enabled.
@@ -130,10 +131,16 @@ fn refused(refusal: prescan::Refusal, rules: RuleSet) -> PythonOutcome {
     PythonOutcome { findings, ..PythonOutcome::default() }
 }
 
-fn analyse(text: &str, cells: Option<&CellMap>, rules: RuleSet, settings: &Settings) -> PythonOutcome {
+fn analyse(
+    text: &str,
+    cells: Option<&CellMap>,
+    rules: RuleSet,
+    settings: &Settings,
+    pending: prescan::Pending,
+) -> PythonOutcome {
     let source_type = if cells.is_some() { PySourceType::Ipynb } else { PySourceType::Python };
     let parsed = parse_unchecked_source(text, source_type);
-    if let Err(refusal) = prescan::after_parsing(text, parsed.tokens()) {
+    if let Err(refusal) = prescan::after_parsing(text, parsed.tokens(), pending) {
         return refused(refusal, rules);
     }
     let comments = parsed

@@ -17,13 +17,13 @@
 //! estimate may only err upwards: an over-estimate refuses a pathological file, an under-estimate could
 //! let a deep one through.
 //!
-//! **When.** A text of at most [`PARSE_FIRST_MAX_BYTES`] is parsed first ([`before_parsing`] lets it
-//! through): the parser grows its stack on the heap, one level per byte at worst, and some deep shapes
-//! parse in time quadratic in their depth (nested f-strings). At this size the worst shapes tried (32 Ki
-//! unclosed brackets, alternating nested f-strings) took at most 0.15 s and 90 MB, released when the
-//! file is done. [`after_parsing`] then makes the same estimate from the parser's tokens, before any walk
-//! of the tree, instead of lexing the text a second time. A larger text is scanned byte by byte before
-//! the parser sees it, so the parser never sees a tree deeper than [`MAX_NESTING`] there.
+//! **When.** A text of at most [`PARSE_FIRST_MAX_BYTES`] with at most 512 f- or t-string openings is
+//! parsed first ([`before_parsing`] lets it through): the parser grows its stack on the heap, one level per
+//! byte at worst, and only nested f-strings took it time quadratic in their depth (hence the bound on
+//! them). At this size the worst shapes tried (64 Ki unclosed brackets) took 0.11 s and 160 MB, released
+//! when the file is done. [`after_parsing`] then makes the same estimate from the parser's tokens, before
+//! any walk of the tree, instead of lexing the text a second time. Any other text is scanned byte by byte
+//! before the parser sees it, so the parser never sees a tree deeper than [`MAX_NESTING`] there.
 
 use ruff_python_ast::token::{Token, TokenKind};
 use ruff_text_size::{Ranged, TextRange, TextSize};
@@ -99,28 +99,56 @@ struct Frame {
 }
 
 /// The largest text parsed before its nesting is judged (see the module docs).
-pub const PARSE_FIRST_MAX_BYTES: usize = 32 << 10;
+pub const PARSE_FIRST_MAX_BYTES: usize = 64 << 10;
 
 // A text parsed first is within the token bound by its size alone.
 const _: () = assert!(PARSE_FIRST_MAX_BYTES as u64 <= MAX_TOKENS);
 
-/// Refuses a text too large to parse before judging, when its tree would be too deep or too large (see
-/// the module docs). Texts of at most [`PARSE_FIRST_MAX_BYTES`] pass: [`after_parsing`] judges them.
-pub fn before_parsing(text: &str) -> Result<(), Refusal> {
-    if text.len() <= PARSE_FIRST_MAX_BYTES {
-        return Ok(());
-    }
-    Scanner::new(text).run()
+/// The most f- and t-string openings a text parsed first may have: the parser takes time quadratic in
+/// how deeply they nest, and they cannot nest deeper than there are.
+const MAX_INTERPOLATED_OPENINGS: usize = 512;
+
+/// What remains to judge once [`before_parsing`] let a text through.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[must_use]
+pub enum Pending {
+    /// Nothing: the text was scanned.
+    Nothing,
+    /// The estimate from the parser's tokens ([`after_parsing`]).
+    TokenEstimate,
 }
 
-/// Refuses a text of at most [`PARSE_FIRST_MAX_BYTES`] whose tree is too deep, judged from the parser's
-/// `tokens` by the same estimate as the byte scan. Larger texts were judged by [`before_parsing`].
-pub fn after_parsing(text: &str, tokens: &[Token]) -> Result<(), Refusal> {
+/// Refuses a text that is parsed only after a scan, when its tree would be too deep or too large (see the
+/// module docs). A text of at most [`PARSE_FIRST_MAX_BYTES`] with few f- and t-strings is parsed first:
+/// [`after_parsing`] judges it.
+pub fn before_parsing(text: &str) -> Result<Pending, Refusal> {
+    if text.len() <= PARSE_FIRST_MAX_BYTES && !more_interpolated_openings_than(text, MAX_INTERPOLATED_OPENINGS) {
+        return Ok(Pending::TokenEstimate);
+    }
+    Scanner::new(text).run().map(|()| Pending::Nothing)
+}
+
+/// Refuses a text that [`before_parsing`] left to this estimate from the parser's `tokens`, when its tree
+/// is too deep.
+pub fn after_parsing(text: &str, tokens: &[Token], pending: Pending) -> Result<(), Refusal> {
     // Every level takes at least one byte: a text this short is within the bound.
-    if text.len() > PARSE_FIRST_MAX_BYTES || text.len() <= MAX_NESTING as usize {
+    if pending == Pending::Nothing || text.len() <= MAX_NESTING as usize {
         return Ok(());
     }
     TokenEstimate::new(text).run(tokens)
+}
+
+/// Whether `text` has more than `bound` quotes that may open an f- or t-string (a quote right after a
+/// prefix with `f` or `t`): an over-count, which only sends more texts to the scan.
+fn more_interpolated_openings_than(text: &str, bound: usize) -> bool {
+    let bytes = text.as_bytes();
+    memchr::memchr2_iter(b'"', b'\'', bytes)
+        .filter(|&at| {
+            let prefix = bytes[..at].iter().rev().take(2).take_while(|byte| b"rRbBuUfFtT".contains(byte));
+            prefix.clone().any(|byte| b"fFtT".contains(byte))
+        })
+        .nth(bound)
+        .is_some()
 }
 
 /// What a token opened, in [`TokenEstimate`].
@@ -660,17 +688,27 @@ mod tests {
     #[test]
     fn small_texts_are_judged_after_parsing_large_ones_before() {
         let shallow = "x = 1\n";
-        assert_eq!(before_parsing(shallow), Ok(()));
-        assert_eq!(after_parsing(shallow, &tokens(shallow)), Ok(()));
+        assert_eq!(before_parsing(shallow), Ok(Pending::TokenEstimate));
+        assert_eq!(after_parsing(shallow, &tokens(shallow), Pending::TokenEstimate), Ok(()));
 
         let deep = format!("x = {}1\n", "-".repeat(MAX_NESTING as usize + 10));
-        assert_eq!(before_parsing(&deep), Ok(()));
+        assert_eq!(before_parsing(&deep), Ok(Pending::TokenEstimate));
         // `x`, `=` and the minus signs: the 10,001st token is the minus at this offset.
-        assert_eq!(after_parsing(&deep, &tokens(&deep)), Err(Refusal::TooDeep { offset: MAX_NESTING as usize + 2 }));
+        assert_eq!(
+            after_parsing(&deep, &tokens(&deep), Pending::TokenEstimate),
+            Err(Refusal::TooDeep { offset: MAX_NESTING as usize + 2 })
+        );
 
         let large = format!("{deep}{}", "x = 1\n".repeat(PARSE_FIRST_MAX_BYTES / 6));
         assert!(large.len() > PARSE_FIRST_MAX_BYTES);
         assert!(matches!(before_parsing(&large), Err(Refusal::TooDeep { offset }) if offset > MAX_NESTING as usize));
-        assert_eq!(after_parsing(&large, &[]), Ok(()));
+
+        // Many f-strings: scanned first, whatever the size.
+        let fstrings = format!("{}x = {}1\n", "y = f'{a}'\n".repeat(600), "-".repeat(MAX_NESTING as usize + 10));
+        assert!(fstrings.len() <= PARSE_FIRST_MAX_BYTES);
+        assert!(matches!(before_parsing(&fstrings), Err(Refusal::TooDeep { .. })));
+        let fine = "y = f'{a}'\n".repeat(600);
+        assert_eq!(before_parsing(&fine), Ok(Pending::Nothing));
+        assert_eq!(after_parsing(&fine, &tokens(&fine), Pending::Nothing), Ok(()));
     }
 }
