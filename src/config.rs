@@ -43,6 +43,8 @@ pub struct Options {
     pub thread_caps: Option<Vec<String>>,
     /// GPU tenancy settings (CAP208, CAP209).
     pub gpu: Option<GpuOptions>,
+    /// Which containers the thread-cap rules check.
+    pub containers: Option<ContainerOptions>,
     /// Settings of `capslint runtime` and `capslint exec`.
     pub runtime: Option<RuntimeOptions>,
     /// Rule code -> severity overrides.
@@ -59,6 +61,20 @@ pub struct GpuOptions {
     pub memory_resource: Option<String>,
     /// The VRAM capacity advertised per node, in units of `memory-resource`; CAP209 runs only when set.
     pub memory_capacity: Option<u64>,
+}
+
+/// The `[containers]` table: which containers the thread-cap rules (CAP202, CAP203, CAP205, CAP206)
+/// check. CAP201 checks every container.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct ContainerOptions {
+    /// Image globs of containers always checked (`"registry.example.com/ml/*"`), before anything else.
+    pub compute_images: Option<Vec<String>>,
+    /// Image globs of containers never checked (`"*/metrics-sidecar:*"`).
+    pub skip_images: Option<Vec<String>>,
+    /// Whether the built-in list of infrastructure images is used (default `true`); `false` checks every
+    /// container that no glob names.
+    pub builtin_infrastructure: Option<bool>,
 }
 
 /// The `[runtime]` table.
@@ -129,7 +145,8 @@ pub struct InvalidConfig {
 }
 
 const VALID_KEYS_HELP: &str = "valid keys: select, extend-select, ignore, per-file-ignores, exclude, extend-exclude, \
-strict, cap-helpers, thread-caps, [gpu] resource / memory-resource / memory-capacity, [runtime] limit-env, [severity]";
+strict, cap-helpers, thread-caps, [gpu] resource / memory-resource / memory-capacity, [containers] compute-images / \
+skip-images / builtin-infrastructure, [runtime] limit-env, [severity]";
 
 impl ConfigFile {
     /// Reads and validates a configuration file. A `pyproject.toml` without `[tool.capslint]` yields `None`.

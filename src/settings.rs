@@ -53,6 +53,17 @@ pub struct Overrides {
     pub no_prefilter: bool,
 }
 
+/// Which containers the thread-cap rules check (the `[containers]` table).
+#[derive(Debug, Clone)]
+pub struct ContainerSettings {
+    /// Images always checked.
+    pub compute_images: Option<GlobSet>,
+    /// Images never checked.
+    pub skip_images: Option<GlobSet>,
+    /// Whether the built-in list of infrastructure images applies.
+    pub builtin_infrastructure: bool,
+}
+
 /// GPU tenancy settings.
 #[derive(Debug, Clone)]
 pub struct GpuSettings {
@@ -79,6 +90,8 @@ pub struct Settings {
     pub limit_env: Option<String>,
     /// GPU settings.
     pub gpu: GpuSettings,
+    /// Which containers the thread-cap rules check.
+    pub containers: ContainerSettings,
     /// Whether the text prefilter may skip files.
     pub prefilter: bool,
     /// The directory relative globs are anchored at (absolute).
@@ -173,6 +186,27 @@ impl Settings {
             .filter_map(|(code, severity)| Rule::from_code_or_name(code.get_ref()).map(|rule| (rule, *severity)))
             .collect();
         let gpu = options.gpu.clone().unwrap_or_default();
+        let containers = options.containers.clone().unwrap_or_default();
+        let image_globs = |list: &Option<Vec<String>>| -> Result<Option<GlobSet>, SettingsError> {
+            match list.as_deref() {
+                None | Some([]) => Ok(None),
+                Some(patterns) => {
+                    let mut builder = GlobSetBuilder::new();
+                    for pattern in patterns {
+                        builder.add(
+                            Glob::new(pattern)
+                                .map_err(|source| SettingsError::Glob { glob: pattern.clone(), source })?,
+                        );
+                    }
+                    builder.build().map(Some).map_err(|source| SettingsError::Glob { glob: String::new(), source })
+                }
+            }
+        };
+        let containers = ContainerSettings {
+            compute_images: image_globs(&containers.compute_images)?,
+            skip_images: image_globs(&containers.skip_images)?,
+            builtin_infrastructure: containers.builtin_infrastructure.unwrap_or(true),
+        };
         Ok(Settings {
             rules,
             strict: overrides.strict || options.strict.unwrap_or(false),
@@ -182,6 +216,7 @@ impl Settings {
                 .clone()
                 .unwrap_or_else(|| crate::thread_variables::required_caps().map(String::from).collect()),
             limit_env: options.runtime.as_ref().and_then(|runtime| runtime.limit_env.clone()),
+            containers,
             gpu: GpuSettings {
                 resource: gpu.resource.unwrap_or_else(|| DEFAULT_GPU_RESOURCE.to_string()),
                 memory_resource: gpu.memory_resource,

@@ -2,6 +2,9 @@
 //! Kubernetes object, with its pod specs, containers and ConfigMap data.
 
 use crate::suppress::yaml::IGNORE_ANNOTATION;
+
+/// The annotation that says whether an object's containers run compute (`"true"`) or not (`"false"`).
+pub const COMPUTE_ANNOTATION: &str = "capslint.io/compute";
 use ruff_text_size::{TextRange, TextSize};
 
 use super::kinds::{self, ContainerNode, PodNode};
@@ -46,6 +49,15 @@ fn object(node: Node<'_>, api_version: &str, kind: &str, text: &str) -> Object {
         .and_then(|metadata| metadata.path(&["annotations", IGNORE_ANNOTATION]))
         .map(|annotation| ignore_codes(annotation, text))
         .unwrap_or_default();
+    // `capslint.io/compute: "true"` or `"false"`: whether the thread-cap rules check its containers.
+    let compute = metadata
+        .and_then(|metadata| metadata.path(&["annotations", COMPUTE_ANNOTATION]))
+        .and_then(|annotation| annotation.text())
+        .and_then(|text| match text.trim().to_ascii_lowercase().as_str() {
+            "true" => Some(true),
+            "false" => Some(false),
+            _ => None,
+        });
     let located = kinds::locate(kind, api_version, node);
     let config_map = (kind == "ConfigMap" && api_version == "v1").then(|| {
         let entries = node
@@ -56,6 +68,7 @@ fn object(node: Node<'_>, api_version: &str, kind: &str, text: &str) -> Object {
         ConfigMapData::new(name.clone().unwrap_or_default(), namespace.clone(), entries)
     });
     Object {
+        compute,
         kind: kind.to_string(),
         api_version: api_version.to_string(),
         name,

@@ -30,6 +30,8 @@ pub struct Object {
     pub range: TextRange,
     /// The codes of its `capslint.io/ignore` annotation.
     pub ignore: Vec<IgnoreCode>,
+    /// Its `capslint.io/compute` annotation: whether the thread-cap rules check its containers.
+    pub compute: Option<bool>,
     /// Whether it runs all the time (Deployment, StatefulSet, DaemonSet, ReplicaSet, ReplicationController,
     /// Argo Rollout, Pod): its VRAM budgets count toward the node's capacity (CAP209).
     pub always_on: bool,

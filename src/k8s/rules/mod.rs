@@ -154,11 +154,26 @@ impl<'p> ContainerContext<'p> {
         }
     }
 
-    /// Whether the container is infrastructure that runs no OpenMP or BLAS pools (known by its image,
-    /// see [`crate::k8s::infrastructure`]) and sets no thread variable itself: the thread-cap rules leave
-    /// it alone.
+    /// Whether the thread-cap rules leave the container alone. Explicit choices first: the object's
+    /// `capslint.io/compute` annotation, then the `[containers]` image globs (`compute-images`, then
+    /// `skip-images`); then, unless `builtin-infrastructure = false`, an image of the built-in list
+    /// ([`crate::k8s::infrastructure`]) that sets no thread variable itself. Everything else is compute.
     pub fn runs_no_thread_pools(&self) -> bool {
-        self.container.image.as_deref().is_some_and(super::infrastructure::is_infrastructure)
+        if let Some(compute) = self.object.compute {
+            return !compute;
+        }
+        let image = self.container.image.as_deref();
+        let containers = &self.settings.containers;
+        if let Some(image) = image {
+            if containers.compute_images.as_ref().is_some_and(|globs| globs.is_match(image)) {
+                return false;
+            }
+            if containers.skip_images.as_ref().is_some_and(|globs| globs.is_match(image)) {
+                return true;
+            }
+        }
+        containers.builtin_infrastructure
+            && image.is_some_and(super::infrastructure::is_infrastructure)
             && !self.env.exec
             && !self.cap_variables().any(|name| self.env.get(name).is_some())
             && self.env.get("OMP_WAIT_POLICY").is_none()
