@@ -17,16 +17,7 @@ fn fixtures() -> Vec<PathBuf> {
 
 /// The diagnostics of the whole run, by file.
 fn by_file() -> BTreeMap<PathBuf, Vec<Diagnostic>> {
-    let files = fixtures();
-    let mut grouped: BTreeMap<PathBuf, Vec<Diagnostic>> = files.iter().map(|path| (path.clone(), Vec::new())).collect();
-    for diagnostic in lint_together(&files) {
-        let path = PathBuf::from(diagnostic.file.display_name());
-        grouped
-            .get_mut(&path)
-            .unwrap_or_else(|| panic!("a finding in an unexpected file {}", path.display()))
-            .push(diagnostic);
-    }
-    grouped
+    lint_together_by_file(&fixtures())
 }
 
 #[test]
@@ -77,12 +68,7 @@ fn every_rule_has_a_firing_fixture() {
 #[test]
 fn full_and_json_reports_are_stable() {
     for (path, diagnostics) in by_file() {
-        if has_expect_markers(&path) {
-            insta::assert_snapshot!(snapshot_name(&path, "full"), render_full(&diagnostics));
-            insta::assert_snapshot!(snapshot_name(&path, "json"), render_json(&diagnostics));
-        } else {
-            assert_reports_nothing(&path, &diagnostics);
-        }
+        assert_reports!(&path, &diagnostics, has_expect_markers(&path));
     }
 }
 

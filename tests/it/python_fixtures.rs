@@ -47,12 +47,7 @@ fn full_and_json_reports_are_stable() {
     let settings = settings(&Overrides::default());
     for path in files_under("fixtures/python", &["py"]) {
         let diagnostics = lint_file(&path, &settings);
-        if has_expect_markers(&path) {
-            insta::assert_snapshot!(snapshot_name(&path, "full"), render_full(&diagnostics));
-            insta::assert_snapshot!(snapshot_name(&path, "json"), render_json(&diagnostics));
-        } else {
-            assert_reports_nothing(&path, &diagnostics);
-        }
+        assert_reports!(&path, &diagnostics, has_expect_markers(&path));
     }
 }
 

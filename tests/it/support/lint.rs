@@ -52,6 +52,21 @@ pub fn lint_together(relative: &[PathBuf]) -> Vec<Diagnostic> {
     lint::check_inputs(inputs).diagnostics
 }
 
+/// The diagnostics of one run over `relative`, grouped by file, every file present (with no diagnostic
+/// when it reports nothing); a diagnostic in a file that was not linted fails.
+pub fn lint_together_by_file(relative: &[PathBuf]) -> std::collections::BTreeMap<PathBuf, Vec<Diagnostic>> {
+    let mut grouped: std::collections::BTreeMap<PathBuf, Vec<Diagnostic>> =
+        relative.iter().map(|path| (path.clone(), Vec::new())).collect();
+    for diagnostic in lint_together(relative) {
+        let path = PathBuf::from(diagnostic.file.display_name());
+        grouped
+            .get_mut(&path)
+            .unwrap_or_else(|| panic!("a finding in an unexpected file {}", path.display()))
+            .push(diagnostic);
+    }
+    grouped
+}
+
 /// `(row, code)` of every diagnostic.
 pub fn rows_and_codes(diagnostics: &[Diagnostic]) -> Vec<(usize, String)> {
     let mut found: Vec<(usize, String)> =

@@ -127,3 +127,19 @@ pub const ODD_PATH: &str = "odd,dir:100%/my <model> & 'co'.py";
 /// The text of [`ODD_PATH`].
 pub const ODD: &str =
     "from joblib import Parallel\n\n# é — not a suppression\nlabel = \"é\"; out = Parallel(n_jobs=-1)\n";
+
+/// Snapshots the full and JSON reports of a fixture that expects findings, and asserts that one that
+/// expects none reports nothing ([`assert_reports_nothing`]). A macro, so that the snapshots are named
+/// after the test module that uses it.
+macro_rules! assert_reports {
+    ($path:expr, $diagnostics:expr, $expects_findings:expr) => {{
+        let (path, diagnostics): (&std::path::Path, &[capslint::diagnostic::Diagnostic]) = ($path, $diagnostics);
+        if $expects_findings {
+            insta::assert_snapshot!(snapshot_name(path, "full"), render_full(diagnostics));
+            insta::assert_snapshot!(snapshot_name(path, "json"), render_json(diagnostics));
+        } else {
+            assert_reports_nothing(path, diagnostics);
+        }
+    }};
+}
+pub(crate) use assert_reports;
