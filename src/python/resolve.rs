@@ -415,7 +415,11 @@ impl<'m, 'a> Resolver<'m, 'a> {
     fn binding_qualified(&self, binding: &Binding<'a>, scope: ScopeId, depth: u32) -> Option<String> {
         match binding.kind {
             BindingKind::Import(index) => Some(self.model.import_name(index).to_string()),
-            BindingKind::Class(class) => self.pod_operator_base(class, scope, depth),
+            BindingKind::Class(class) => {
+                // Once per class: its bases and its `__init__` are read for every call of it otherwise.
+                let key = (std::ptr::from_ref(class) as usize, scope, class.range.start());
+                self.memoised(&self.names, key, depth, || self.pod_operator_base(class, scope, depth))
+            }
             BindingKind::Assign(value) => {
                 let at = At { scope, offset: binding.range.start() };
                 let key = (std::ptr::from_ref(value) as usize, scope, at.offset);
