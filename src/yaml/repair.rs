@@ -72,8 +72,10 @@ impl Repairs {
         if lines.is_empty() {
             return false;
         }
-        for line in lines {
-            let at = self.original(line);
+        // Every line start is mapped back before any insertion is added: each added insertion would shift
+        // the mapping of the starts after it.
+        let starts: Vec<usize> = lines.into_iter().map(|line| self.original(line)).collect();
+        for at in starts {
             match self.insertions.binary_search_by_key(&at, |&(at, _)| at) {
                 Ok(index) => self.insertions[index].1 += 1,
                 Err(index) => self.insertions.insert(index, (at, 1)),
@@ -126,6 +128,15 @@ fn quoted_continuations(text: &str, offset: usize) -> Vec<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn several_continuations_of_one_scalar_are_repaired_at_their_own_line_starts() {
+        // Three continuation lines of one quoted scalar, with multi-byte characters among them.
+        let original = ": \"\n:\n\u{fffd}\\\u{fffd}\n}";
+        let mut repairs = Repairs::default();
+        assert!(repairs.add(original, 2, "invalid indentation in quoted scalar"));
+        assert_eq!(repairs.apply(original), ": \"\n :\n \u{fffd}\\\u{fffd}\n }");
+    }
 
     #[test]
     fn offsets_map_back_through_insertions() {
