@@ -17,7 +17,7 @@ use crate::model_config;
 use crate::notebook;
 use crate::pod_template;
 use crate::prefilter;
-use crate::python;
+use crate::python::{self, ProjectContext, ProjectIndex};
 use crate::registry::{Family, Rule};
 use crate::settings::Settings;
 use crate::source::SourceFile;
@@ -74,7 +74,9 @@ pub struct RunResult {
 /// Checks every input in parallel, then the manifests together, and merges the results in a
 /// deterministic order.
 pub fn check_inputs(inputs: Vec<Input>) -> RunResult {
-    let results: Vec<FileResult> = inputs.into_par_iter().map(check_input).collect();
+    // The modules that imported names resolve through, read on demand and shared by every file.
+    let project = ProjectIndex::new(std::env::current_dir().unwrap_or_default());
+    let results: Vec<FileResult> = inputs.into_par_iter().map(|input| check_input_in(input, &project)).collect();
     let mut run = RunResult { files_checked: results.len(), ..RunResult::default() };
     let mut manifests = Vec::new();
     let mut pod_templates = Vec::new();
@@ -115,10 +117,15 @@ fn panic_reason(panic: &(dyn std::any::Any + Send)) -> String {
 /// Reads and checks one input, turning a panic into a CAP001 internal error for that file alone.
 /// Manifests come back parsed, for [`check_inputs`] to check together.
 pub fn check_input(input: Input) -> FileResult {
+    check_input_in(input, &ProjectIndex::new(std::env::current_dir().unwrap_or_default()))
+}
+
+/// [`check_input`] with the run's [`ProjectIndex`].
+fn check_input_in(input: Input, project: &ProjectIndex) -> FileResult {
     let display_name = input.display_name.clone();
     let path = input.path.clone();
     let settings = Arc::clone(&input.settings);
-    contain_panic(path, display_name, &settings, || check_input_inner(input))
+    contain_panic(path, display_name, &settings, || check_input_inner(input, project))
 }
 
 /// Runs one file's check; a panic becomes an internal-error diagnostic (CAP001) for that file alone.
@@ -201,7 +208,7 @@ fn within_limit(bytes: Vec<u8>) -> Result<Vec<u8>, ReadError> {
     if bytes.len() as u64 > MAX_FILE_BYTES { Err(ReadError::TooLarge(bytes.len() as u64)) } else { Ok(bytes) }
 }
 
-fn check_input_inner(input: Input) -> FileResult {
+fn check_input_inner(input: Input, project: &ProjectIndex) -> FileResult {
     let settings = Arc::clone(&input.settings);
     let settings = settings.as_ref();
     let rules = settings.rules_for(&input.path);
@@ -260,7 +267,7 @@ fn check_input_inner(input: Input) -> FileResult {
     let mut result = FileResult::default();
     let findings = match input.kind {
         FileKind::Python => {
-            let (findings, templates) = check_python(&file, rules, settings);
+            let (findings, templates) = check_python(&file, rules, settings, project);
             result.pod_templates = templates
                 .into_iter()
                 .map(|call| pod_template::TemplateUse {
@@ -280,7 +287,7 @@ fn check_input_inner(input: Input) -> FileResult {
         }
         FileKind::Notebook => {
             // The findings are in the notebook's Python, or in its JSON when it cannot be read.
-            let (checked, findings) = notebook::check(&file, rules, settings);
+            let (checked, findings) = notebook::check(&file, rules, settings, project);
             file = checked;
             findings
         }
@@ -307,6 +314,7 @@ fn check_python(
     file: &SourceFile,
     rules: crate::selection::RuleSet,
     settings: &Settings,
+    project: &ProjectIndex,
 ) -> (Vec<Finding>, Vec<pod_template::PodTemplateCall>) {
     let any_python = rules.iter().any(|rule| rule.family() == Family::Python);
     let any_manifest = rules.iter().any(|rule| rule.family() == Family::Manifest);
@@ -316,7 +324,8 @@ fn check_python(
     if settings.prefilter && !prefilter::may_have_findings(file.text()) {
         return (Vec::new(), Vec::new());
     }
-    let outcome = python::check(file.text(), rules, settings);
+    let path = crate::paths::absolute(file.path(), settings.cwd());
+    let outcome = python::check(file.text(), rules, settings, Some(ProjectContext { index: project, file: &path }));
     let scope = Scope::Python { file, rules, comments: &outcome.comments, findings: outcome.findings };
     let findings = suppress::apply(scope).into_iter().map(|(_, finding)| finding).collect();
     (findings, outcome.pod_templates)

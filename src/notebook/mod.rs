@@ -52,7 +52,12 @@ pub fn read(raw: &str) -> Result<Module, ReadError> {
 /// Checks a notebook: `file` holds its JSON. Returns the file the findings are in with the findings:
 /// the notebook's Python module, whose locations map back to cells, or `file` itself with one CAP001
 /// finding when it is not a notebook that can be read.
-pub fn check(file: &Arc<SourceFile>, rules: RuleSet, settings: &Settings) -> (Arc<SourceFile>, Vec<Finding>) {
+pub fn check(
+    file: &Arc<SourceFile>,
+    rules: RuleSet,
+    settings: &Settings,
+    project: &crate::python::ProjectIndex,
+) -> (Arc<SourceFile>, Vec<Finding>) {
     let any_python = rules.iter().any(|rule| rule.family() == Family::Python);
     if !any_python && !rules.contains(Rule::SyntaxError) {
         return (Arc::clone(file), Vec::new());
@@ -72,7 +77,9 @@ pub fn check(file: &Arc<SourceFile>, rules: RuleSet, settings: &Settings) -> (Ar
         return (code, Vec::new());
     }
     let Some(cells) = code.cells() else { return (code, Vec::new()) };
-    let outcome = crate::python::check_notebook(code.text(), cells, rules, settings);
+    let path = crate::paths::absolute(file.path(), settings.cwd());
+    let project = crate::python::ProjectContext { index: project, file: &path };
+    let outcome = crate::python::check_notebook(code.text(), cells, rules, settings, Some(project));
     let scope =
         crate::suppress::Scope::Python { file: &code, rules, comments: &outcome.comments, findings: outcome.findings };
     let findings = crate::suppress::apply(scope).into_iter().map(|(_, finding)| finding).collect();

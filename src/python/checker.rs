@@ -12,7 +12,7 @@ use std::cell::{OnceCell, RefCell};
 
 use super::env::EnvWrite;
 use super::libraries;
-use super::resolve::{At, Resolver};
+use super::resolve::{At, Resolver, Site};
 use super::rules;
 use super::semantic::{BindingKind, ScopeId, ScopeKind};
 use crate::diagnostic::Finding;
@@ -130,7 +130,22 @@ impl<'m, 'a> Checker<'m, 'a> {
     /// Points a finding at a related place: drawn as a secondary label when it is within a few lines of
     /// the primary span (miette draws every line in between), otherwise named by its line in the label.
     #[must_use]
-    pub fn point_to(&self, mut finding: Finding, related: TextRange, text: &str) -> Finding {
+    /// A place in another module is added as a related location and named in the message.
+    pub fn point_to(&self, mut finding: Finding, related: impl Into<Site>, text: &str) -> Finding {
+        let related = match related.into() {
+            Site::Here(range) => range,
+            Site::Elsewhere { file, range } => {
+                // Named in the message too, as manifests' related places are, for the one-line formats.
+                let location = file.location(range.start());
+                finding.message.push_str(&format!(
+                    " (see {}:{}:{})",
+                    file.display_name(),
+                    location.row,
+                    location.column
+                ));
+                return finding.related(file, range, text);
+            }
+        };
         if finding.range.contains_range(related) {
             return finding;
         }

@@ -43,7 +43,10 @@ impl<'a> EnvWrite<'a> {
                 let mut variables = Vec::new();
                 for argument in &arguments.args {
                     if let Value::Dict(dict) = checker.eval(argument).value {
-                        variables.extend(dict.effective_entries().map(|entry| (entry.key.clone(), Some(entry.value))));
+                        variables.extend(
+                            dict.effective_entries()
+                                .map(|entry| (entry.key.clone(), entry.expr().map(|(expr, _)| expr))),
+                        );
                     }
                 }
                 for keyword in &arguments.keywords {
@@ -52,7 +55,8 @@ impl<'a> EnvWrite<'a> {
                         None => {
                             if let Value::Dict(dict) = checker.eval(&keyword.value).value {
                                 variables.extend(
-                                    dict.effective_entries().map(|entry| (entry.key.clone(), Some(entry.value))),
+                                    dict.effective_entries()
+                                        .map(|entry| (entry.key.clone(), entry.expr().map(|(expr, _)| expr))),
                                 );
                             }
                         }

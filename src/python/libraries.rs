@@ -189,6 +189,63 @@ pub enum BoosterEntry {
 /// counts the cluster's workers, not this node's cores.
 pub const JOBLIB_CLUSTER_BACKENDS: &[&str] = &["ray", "dask", "spark", "ipyparallel"];
 
+/// Top-level packages that are libraries, never modules of the project being checked: an import of them
+/// is not looked up among the project's files.
+const KNOWN_PACKAGES: &[&str] = &[
+    "os",
+    "sys",
+    "math",
+    "json",
+    "re",
+    "typing",
+    "collections",
+    "functools",
+    "itertools",
+    "pathlib",
+    "logging",
+    "multiprocessing",
+    "concurrent",
+    "threading",
+    "subprocess",
+    "copy",
+    "dataclasses",
+    "argparse",
+    "importlib",
+    "numpy",
+    "pandas",
+    "scipy",
+    "sklearn",
+    "joblib",
+    "loky",
+    "threadpoolctl",
+    "lightgbm",
+    "xgboost",
+    "catboost",
+    "optuna",
+    "optuna_integration",
+    "torch",
+    "tensorflow",
+    "keras",
+    "jax",
+    "ray",
+    "dask",
+    "pyspark",
+    "airflow",
+    "kubernetes",
+    "pytest",
+    "matplotlib",
+    "seaborn",
+    "tqdm",
+    "yaml",
+    "hydra",
+    "omegaconf",
+];
+
+/// Whether the top-level package `name` is a library rather than a module of the project.
+pub fn is_known_package(name: &str) -> bool {
+    KNOWN_PACKAGES.contains(&name)
+}
+
 /// Whether a canonical callee is an Airflow pod operator: `KubernetesPodOperator`, the provider's
 /// variants and subclasses that capslint knows (canonically `airflow.KubernetesPodOperator.<class>`).
 pub fn is_pod_operator(callee: &str) -> bool {

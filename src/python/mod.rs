@@ -9,6 +9,7 @@ mod env;
 pub mod libraries;
 mod pod_templates;
 mod prescan;
+mod project;
 mod resolve;
 mod rules;
 mod semantic;
@@ -25,6 +26,7 @@ use crate::selection::RuleSet;
 use crate::settings::Settings;
 use crate::source::cells::CellMap;
 
+pub use project::{ProjectContext, ProjectIndex};
 pub use resolve::CapNames;
 
 /// What checking one Python file produced: findings, the comments (for `# noqa`), and the Airflow
@@ -67,7 +69,8 @@ const PREFILTER_BASE_WORDS: &[&str] = &[
     "cpu_count",
     "sched_getaffinity",
     // Airflow pod operators and `@task.kubernetes` (CAP107, CAP108).
-    "PodOperator",
+    // Subclasses defined in other modules of the project go by any `...Operator` name.
+    "Operator",
     "kubernetes(",
     // `# noqa: CAPxxx` (CAP002).
     "CAP0",
@@ -107,22 +110,37 @@ const ANALYSIS_STACK_BYTES: usize = 64 << 20;
 /// Parses `text` and runs the enabled Python rules. A file too deep or too large to analyse within the
 /// bounds ([`prescan`]), or whose resolution spends its whole [`budget::Budget`], gets one CAP003 finding
 /// and nothing else.
-pub fn check(text: &str, rules: RuleSet, settings: &Settings) -> PythonOutcome {
-    check_module(text, None, rules, settings)
+/// Imported names are resolved through `project`, when given.
+pub fn check(text: &str, rules: RuleSet, settings: &Settings, project: Option<ProjectContext<'_>>) -> PythonOutcome {
+    check_module(text, None, rules, settings, project)
 }
 
 /// [`check`] for a notebook's code cells concatenated into `text`: parsed in IPython mode (line magics,
 /// shell escapes and help are escape commands), with places in other cells named by cell in labels.
-pub fn check_notebook(text: &str, cells: &CellMap, rules: RuleSet, settings: &Settings) -> PythonOutcome {
-    check_module(text, Some(cells), rules, settings)
+pub fn check_notebook(
+    text: &str,
+    cells: &CellMap,
+    rules: RuleSet,
+    settings: &Settings,
+    project: Option<ProjectContext<'_>>,
+) -> PythonOutcome {
+    check_module(text, Some(cells), rules, settings, project)
 }
 
-fn check_module(text: &str, cells: Option<&CellMap>, rules: RuleSet, settings: &Settings) -> PythonOutcome {
+fn check_module(
+    text: &str,
+    cells: Option<&CellMap>,
+    rules: RuleSet,
+    settings: &Settings,
+    project: Option<ProjectContext<'_>>,
+) -> PythonOutcome {
     let pending = match prescan::before_parsing(text) {
         Ok(pending) => pending,
         Err(refusal) => return refused(refusal, rules),
     };
-    stacker::maybe_grow(ANALYSIS_STACK_BYTES, ANALYSIS_STACK_BYTES, || analyse(text, cells, rules, settings, pending))
+    stacker::maybe_grow(ANALYSIS_STACK_BYTES, ANALYSIS_STACK_BYTES, || {
+        analyse(text, cells, rules, settings, pending, project)
+    })
 }
 
 /// The outcome of a file [`prescan`] refused: its CAP003 finding, if enabled.
@@ -137,6 +155,7 @@ fn analyse(
     rules: RuleSet,
     settings: &Settings,
     pending: prescan::Pending,
+    project: Option<ProjectContext<'_>>,
 ) -> PythonOutcome {
     let source_type = if cells.is_some() { PySourceType::Ipynb } else { PySourceType::Python };
     let parsed = parse_unchecked_source(text, source_type);
@@ -164,7 +183,10 @@ fn analyse(
     let model = semantic::SemanticModel::build(&module.body);
     let caps = CapNames::for_settings(settings);
     let budget = budget::Budget::for_source(text.len());
-    let resolver = resolve::Resolver::new(&model, &caps, &budget);
+    let mut resolver = resolve::Resolver::new(&model, &caps, &budget);
+    if let Some(project) = project {
+        resolver = resolver.with_project(project);
+    }
     let mut checker = checker::Checker::new(resolver, rules, settings.strict, text);
     if let Some(cells) = cells {
         checker.in_notebook(cells);

@@ -6,7 +6,7 @@ use ruff_python_ast::{self as ast, Expr};
 use ruff_text_size::Ranged;
 
 use super::checker::{call_argument, kwargs_splats};
-use super::resolve::{At, Resolver, Value};
+use super::resolve::{At, DictEntry, Resolver, Value};
 use crate::pod_template::{EnvOverlay, OverlayValue, PodTemplateCall, ResourcesOverlay};
 
 /// What a pod operator `call` (its callee already known to be one) merges into its `pod_template_file`,
@@ -59,13 +59,13 @@ fn strings<'a>(resolver: &Resolver<'_, 'a>, expr: &'a Expr, at: At) -> Option<Ve
     elts.iter().map(|element| scalar_text(resolver.eval(element, at).value)).collect()
 }
 
-/// `{"cpu": "2"}`, when every entry is readable.
-fn quantities<'a>(resolver: &Resolver<'_, 'a>, expr: Option<&'a Expr>, at: At) -> Option<Vec<(String, String)>> {
-    let Some(expr) = expr else { return Some(Vec::new()) };
-    match resolver.eval(expr, at).value {
+/// `{"cpu": "2"}`, when every entry is readable; nothing when `value` is absent.
+fn quantities<'a>(resolver: &Resolver<'_, 'a>, value: Option<Value<'a>>) -> Option<Vec<(String, String)>> {
+    let Some(value) = value else { return Some(Vec::new()) };
+    match value {
         Value::Dict(dict) if !dict.open => dict
             .effective_entries()
-            .map(|entry| Some((entry.key.clone(), scalar_text(resolver.eval(entry.value, entry.at).value)?)))
+            .map(|entry| Some((entry.key.clone(), scalar_text(resolver.eval_entry(entry).value)?)))
             .collect(),
         Value::None => Some(Vec::new()),
         _ => None,
@@ -85,14 +85,20 @@ fn overlay_resources<'a>(resolver: &Resolver<'_, 'a>, expr: &'a Expr, at: At) ->
             if resolver_text_ends(call, "V1ResourceRequirements") && kwargs_splats(call).next().is_none() =>
         {
             known(
-                quantities(resolver, call_argument(call, "limits", Some(0)), at),
-                quantities(resolver, call_argument(call, "requests", Some(1)), at),
+                quantities(
+                    resolver,
+                    call_argument(call, "limits", Some(0)).map(|limits| resolver.eval(limits, at).value),
+                ),
+                quantities(
+                    resolver,
+                    call_argument(call, "requests", Some(1)).map(|requests| resolver.eval(requests, at).value),
+                ),
             )
         }
         Expr::Dict(_) => match resolver.eval(expr, at).value {
             Value::Dict(dict) if !dict.open => known(
-                quantities(resolver, dict.get("limits").map(|entry| entry.value), at),
-                quantities(resolver, dict.get("requests").map(|entry| entry.value), at),
+                quantities(resolver, dict.get("limits").map(|entry| resolver.eval_entry(entry).value)),
+                quantities(resolver, dict.get("requests").map(|entry| resolver.eval_entry(entry).value)),
             ),
             _ => ResourcesOverlay::Unknown,
         },
@@ -126,7 +132,7 @@ fn overlay_env<'a>(resolver: &Resolver<'_, 'a>, expr: &'a Expr, at: At, overlay:
             Value::Dict(dict) => {
                 overlay.env_open |= dict.open;
                 for entry in dict.effective_entries() {
-                    let value = match scalar_text(resolver.eval(entry.value, entry.at).value) {
+                    let value = match scalar_text(resolver.eval_entry(entry).value) {
                         Some(text) => OverlayValue::Literal(text),
                         None => OverlayValue::Other,
                     };
@@ -149,7 +155,11 @@ fn env_entry<'a>(resolver: &Resolver<'_, 'a>, expr: &'a Expr, at: At) -> Option<
         ),
         Expr::Dict(_) => {
             let Value::Dict(dict) = resolver.eval(expr, at).value else { return None };
-            let value = |key: &str| dict.get(key).map(|entry| entry.value);
+            // Entries another module defines have no expression to follow.
+            if dict.entries.iter().any(DictEntry::is_imported) {
+                return None;
+            }
+            let value = |key: &str| dict.get(key).and_then(|entry| entry.expr()).map(|(expr, _)| expr);
             (value("name")?, value("value"), value("valueFrom").or_else(|| value("value_from")))
         }
         _ => return None,
@@ -190,14 +200,15 @@ fn env_source<'a>(resolver: &Resolver<'_, 'a>, expr: &'a Expr, at: At, depth: u3
         Expr::Dict(_) => {
             let Value::Dict(dict) = resolver.eval(expr, at).value else { return OverlayValue::Other };
             if let Some(entry) = dict.get("resourceFieldRef").or_else(|| dict.get("resource_field_ref")) {
-                return env_source(resolver, entry.value, entry.at, depth + 1);
+                return match entry.expr() {
+                    Some((expr, at)) => env_source(resolver, expr, at, depth + 1),
+                    None => OverlayValue::Other,
+                };
             }
-            match dict.get("resource").and_then(|entry| scalar_text(resolver.eval(entry.value, entry.at).value)) {
+            match dict.get("resource").and_then(|entry| scalar_text(resolver.eval_entry(entry).value)) {
                 Some(resource) => OverlayValue::ResourceField {
                     resource,
-                    divisor: dict
-                        .get("divisor")
-                        .and_then(|entry| scalar_text(resolver.eval(entry.value, entry.at).value)),
+                    divisor: dict.get("divisor").and_then(|entry| scalar_text(resolver.eval_entry(entry).value)),
                 },
                 None => OverlayValue::Other,
             }

@@ -3,12 +3,15 @@
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
+use std::sync::Arc;
 
 use ruff_python_ast::{self as ast, Expr, Number, Operator, UnaryOp};
 use ruff_text_size::{Ranged, TextRange, TextSize};
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::budget::Budget;
+use super::project::ProjectContext;
+use crate::source::SourceFile;
 
 use super::libraries::{self, NODE_CPU_COUNT_CALLS, QUOTA_AWARE_CPU_COUNT_CALLS};
 use super::semantic::{Binding, BindingKind, DictMutation, ScopeId, SemanticModel};
@@ -48,17 +51,93 @@ pub enum Unknown {
     Other,
 }
 
-/// One entry of a resolved dict, evaluated lazily where it was written.
+/// Where a value was defined: in the file being checked, or in another module of the project.
+#[derive(Debug, Clone)]
+pub enum Site {
+    /// A range of the file being checked.
+    Here(TextRange),
+    /// A range of another file, read because the file being checked imports from it.
+    Elsewhere {
+        /// The other file.
+        file: Arc<SourceFile>,
+        /// The range in it.
+        range: TextRange,
+    },
+}
+
+impl Site {
+    /// The range, when it is in the file being checked.
+    pub fn here(&self) -> Option<TextRange> {
+        match self {
+            Site::Here(range) => Some(*range),
+            Site::Elsewhere { .. } => None,
+        }
+    }
+}
+
+impl From<TextRange> for Site {
+    fn from(range: TextRange) -> Self {
+        Site::Here(range)
+    }
+}
+
+/// The value of a dict entry: an expression of this file, evaluated lazily where it was written, or a
+/// value another module of the project defines, evaluated when that module was read.
+#[derive(Debug, Clone)]
+pub enum EntryValue<'a> {
+    /// Written in this file.
+    Written {
+        /// The value expression.
+        expr: &'a Expr,
+        /// Where it is evaluated.
+        at: At,
+    },
+    /// Defined in another module.
+    Imported {
+        /// The value, with its definition as the binding.
+        resolved: Rc<Resolved<'static>>,
+        /// The value's source text, for messages.
+        text: Rc<str>,
+    },
+}
+
+/// One entry of a resolved dict.
 #[derive(Debug, Clone)]
 pub struct DictEntry<'a> {
     /// The key.
     pub key: String,
-    /// The whole entry (`"n_jobs": -1`, or `n_jobs=-1` in `dict(...)`), for reporting.
+    /// The whole entry (`"n_jobs": -1`, or `n_jobs=-1` in `dict(...)`), for reporting; for an entry
+    /// defined in another module, its range there.
     pub range: TextRange,
-    /// The value expression.
-    pub value: &'a Expr,
-    /// Where the value is evaluated.
-    pub at: At,
+    /// The value.
+    pub value: EntryValue<'a>,
+}
+
+impl<'a> DictEntry<'a> {
+    fn written(key: String, range: TextRange, expr: &'a Expr, at: At) -> Self {
+        DictEntry { key, range, value: EntryValue::Written { expr, at } }
+    }
+
+    /// The value expression and where to evaluate it, when the entry is written in this file.
+    pub fn expr(&self) -> Option<(&'a Expr, At)> {
+        match &self.value {
+            EntryValue::Written { expr, at } => Some((expr, *at)),
+            EntryValue::Imported { .. } => None,
+        }
+    }
+
+    /// Whether another module defines the entry (its range is not in this file).
+    pub fn is_imported(&self) -> bool {
+        matches!(self.value, EntryValue::Imported { .. })
+    }
+
+    /// The value's source text, for messages.
+    pub fn value_text<'s>(&'s self, source: &'s str) -> &'s str {
+        match &self.value {
+            EntryValue::Written { expr, .. } => &source[expr.range()],
+            EntryValue::Imported { text, .. } => text,
+        }
+    }
 }
 
 /// A dict literal, `dict(...)` call or merge, with later mutations applied.
@@ -69,7 +148,7 @@ pub struct DictValue<'a> {
     /// Whether part of it could not be resolved (`**unknown`, `.update(unknown)`).
     pub open: bool,
     /// Where the dict literal was written, if it came through a name.
-    pub origin: Option<TextRange>,
+    pub origin: Option<Site>,
 }
 
 impl<'a> DictValue<'a> {
@@ -127,12 +206,12 @@ pub enum Value<'a> {
         /// The counting function, as written canonically (`os.cpu_count`).
         call: &'static str,
         /// The call expression.
-        origin: TextRange,
+        origin: Site,
     },
     /// Derived from the size of the data (`len(...)`).
     DataSize {
         /// The `len(...)` call.
-        origin: TextRange,
+        origin: Site,
     },
     /// Bounded by the pod's CPU cap: a cap variable read, a configured helper, a quota-aware count.
     Capped,
@@ -158,7 +237,7 @@ pub struct Resolved<'a> {
     /// The value.
     pub value: Value<'a>,
     /// The first binding followed, for a secondary label ("`N_JOBS` is defined here").
-    pub binding: Option<TextRange>,
+    pub binding: Option<Site>,
 }
 
 impl<'a> Resolved<'a> {
@@ -166,8 +245,8 @@ impl<'a> Resolved<'a> {
         Resolved { value, binding: None }
     }
 
-    fn through(mut self, binding: TextRange) -> Self {
-        self.binding.get_or_insert(binding);
+    fn through(mut self, binding: impl Into<Site>) -> Self {
+        self.binding.get_or_insert_with(|| binding.into());
         self
     }
 }
@@ -207,6 +286,8 @@ impl CapNames {
 /// to unknown and the caller reports the file instead of its findings.
 pub struct Resolver<'m, 'a> {
     model: &'m SemanticModel<'a>,
+    /// The project's other modules, read when an imported value is needed.
+    project: Option<ProjectContext<'m>>,
     caps: &'m CapNames,
     budget: &'m Budget,
     values: RefCell<FxHashMap<MemoKey, Resolved<'a>>>,
@@ -221,12 +302,30 @@ impl<'m, 'a> Resolver<'m, 'a> {
     pub fn new(model: &'m SemanticModel<'a>, caps: &'m CapNames, budget: &'m Budget) -> Self {
         Resolver {
             model,
+            project: None,
             caps,
             budget,
             values: RefCell::default(),
             names: RefCell::default(),
             truncations: Cell::new(0),
         }
+    }
+
+    /// Resolves imported names through the project's other modules.
+    #[must_use]
+    pub fn with_project(mut self, project: ProjectContext<'m>) -> Self {
+        self.project = Some(project);
+        self
+    }
+
+    /// The value another module of the project gives the imported name `qualified`.
+    fn imported(&self, qualified: &str, offset: TextSize) -> Resolved<'a> {
+        let unknown = Resolved::of(Value::Unknown(Unknown::Other));
+        let Some(project) = &self.project else { return unknown };
+        if !self.spend(MEMO_STEPS, offset) {
+            return unknown;
+        }
+        project.value(qualified, self.caps).unwrap_or(unknown)
     }
 
     /// Spends one step at `offset`; false (and the result counts as cut short) once the budget is gone.
@@ -380,15 +479,7 @@ impl<'m, 'a> Resolver<'m, 'a> {
             let canonical = libraries::canonical(&name).into_owned();
             libraries::is_pod_operator(&canonical).then_some(canonical)
         })?;
-        let sets_pod_arguments = class.body.iter().any(|stmt| match stmt {
-            ast::Stmt::FunctionDef(function) if function.name.as_str() == "__init__" => {
-                let mut finder = WordFinder { words: &["resources", "env"], found: false };
-                ruff_python_ast::visitor::Visitor::visit_body(&mut finder, &function.body);
-                finder.found
-            }
-            _ => false,
-        });
-        (!sets_pod_arguments).then_some(base)
+        (!init_sets_pod_arguments(class)).then_some(base)
     }
 
     /// The module or class a call of a function of this module returns, when every `return` of the
@@ -414,7 +505,10 @@ impl<'m, 'a> Resolver<'m, 'a> {
 
     fn binding_qualified(&self, binding: &Binding<'a>, scope: ScopeId, depth: u32) -> Option<String> {
         match binding.kind {
-            BindingKind::Import(index) => Some(self.model.import_name(index).to_string()),
+            BindingKind::Import(index) => {
+                let name = self.model.import_name(index);
+                Some(self.project_operator(name).unwrap_or_else(|| name.to_string()))
+            }
             BindingKind::Class(class) => {
                 // Once per class: its bases and its `__init__` are read for every call of it otherwise.
                 let key = (std::ptr::from_ref(class) as usize, scope, class.range.start());
@@ -427,6 +521,18 @@ impl<'m, 'a> Resolver<'m, 'a> {
             }
             _ => None,
         }
+    }
+
+    /// The pod operator an imported class of the project stands for (`from .operators import
+    /// TrainOperator`, a subclass of `KubernetesPodOperator` there). Only names of the Airflow operator
+    /// convention (`...Operator`) are looked up, so resolving callees reads no other module otherwise.
+    fn project_operator(&self, name: &str) -> Option<String> {
+        let project = self.project.as_ref()?;
+        let last = name.rsplit('.').next()?;
+        if !last.ends_with("Operator") || libraries::is_pod_operator(&libraries::canonical(name)) {
+            return None;
+        }
+        project.pod_operator(name, self.caps)
     }
 
     fn star_imported(&self, name: &str, scope: ScopeId) -> Option<String> {
@@ -443,6 +549,18 @@ impl<'m, 'a> Resolver<'m, 'a> {
     /// Evaluates `expr` as far as the module lets a reader.
     pub fn eval(&self, expr: &'a Expr, at: At) -> Resolved<'a> {
         self.eval_depth(expr, at, 0)
+    }
+
+    /// Evaluates the value of a dict entry.
+    pub fn eval_entry(&self, entry: &DictEntry<'a>) -> Resolved<'a> {
+        self.eval_entry_depth(entry, 0)
+    }
+
+    fn eval_entry_depth(&self, entry: &DictEntry<'a>, depth: u32) -> Resolved<'a> {
+        match &entry.value {
+            EntryValue::Written { expr, at } => self.eval_depth(expr, *at, depth),
+            EntryValue::Imported { resolved, .. } => Resolved::clone(resolved),
+        }
     }
 
     fn eval_depth(&self, expr: &'a Expr, at: At, depth: u32) -> Resolved<'a> {
@@ -478,7 +596,7 @@ impl<'m, 'a> Resolver<'m, 'a> {
             Expr::BoolOp(boolean) => {
                 let values: Vec<Resolved<'a>> =
                     boolean.values.iter().map(|value| self.eval_depth(value, at, depth + 1)).collect();
-                let binding = values.iter().find_map(|value| value.binding);
+                let binding = values.iter().find_map(|value| value.binding.clone());
                 let value =
                     if let Some(node) = values.iter().find(|value| matches!(value.value, Value::NodeCpus { .. })) {
                         node.value.clone()
@@ -518,6 +636,7 @@ impl<'m, 'a> Resolver<'m, 'a> {
                 strings.map_or(Value::Unknown(Unknown::Other), Value::Strings)
             }
             Expr::Subscript(subscript) => return self.eval_subscript(subscript, at, depth),
+            Expr::Attribute(attribute) => return self.eval_attribute(attribute, at, depth),
             Expr::Call(call) => return self.eval_call(call, at, depth),
             Expr::Named(named) => return self.eval_depth(&named.value, at, depth + 1),
             _ => Value::Unknown(Unknown::Other),
@@ -535,7 +654,7 @@ impl<'m, 'a> Resolver<'m, 'a> {
                 continue;
             };
             match self.eval_depth(&elts[0], at, depth + 1).value {
-                Value::Str(key) => dict.entries.push(DictEntry { key, range: *range, value: &elts[1], at }),
+                Value::Str(key) => dict.entries.push(DictEntry::written(key, *range, &elts[1], at)),
                 _ => dict.open = true,
             }
         }
@@ -544,14 +663,57 @@ impl<'m, 'a> Resolver<'m, 'a> {
 
     fn eval_name(&self, name: &'a ast::ExprName, at: At, depth: u32) -> Resolved<'a> {
         let Some((scope, bindings)) = self.model.reaching_bindings(name.id.as_str(), at.scope, at.offset) else {
-            return Resolved::of(Value::Unknown(Unknown::Other));
+            // `from .settings import *`: the one module a star import names may define it.
+            return match self.star_imported(name.id.as_str(), at.scope) {
+                Some(qualified) => self.imported(&qualified, name.range.start()),
+                None => Resolved::of(Value::Unknown(Unknown::Other)),
+            };
         };
+        self.eval_bindings(name.id.as_str(), bindings, scope, at, depth)
+    }
+
+    /// The value of `name` at the end of `scope` (a module constant another module imports, a class
+    /// attribute), if `scope` binds it.
+    pub fn eval_final(&self, name: &str, scope: ScopeId) -> Option<Resolved<'a>> {
+        let bindings = self.model.final_bindings(name, scope)?;
+        let at = At { scope, offset: TextSize::from(u32::MAX) };
+        Some(self.eval_bindings(name, bindings, scope, at, 0))
+    }
+
+    /// `Defaults.N_JOBS` (a class of this module), `settings.N_JOBS` (an imported module of the project).
+    fn eval_attribute(&self, attribute: &'a ast::ExprAttribute, at: At, depth: u32) -> Resolved<'a> {
+        let unknown = Resolved::of(Value::Unknown(Unknown::Other));
+        if let Expr::Name(base) = attribute.value.as_ref()
+            && let Some((_, [binding])) = self.model.reaching_bindings(base.id.as_str(), at.scope, at.offset)
+        {
+            match binding.kind {
+                BindingKind::Class(class) => {
+                    let Some(class_scope) = self.model.scope_of_node(class.range.start()) else { return unknown };
+                    let Some(bindings) = self.model.final_bindings(attribute.attr.as_str(), class_scope) else {
+                        return unknown;
+                    };
+                    let end = At { scope: class_scope, offset: TextSize::from(u32::MAX) };
+                    return self.eval_bindings(attribute.attr.as_str(), bindings, class_scope, end, depth + 1);
+                }
+                BindingKind::Import(_) => {}
+                _ => return unknown,
+            }
+        }
+        match self.raw_qualified_name(&attribute.value, at, depth + 1) {
+            Some(base) if self.project.is_some() => {
+                self.imported(&format!("{base}.{}", attribute.attr.as_str()), attribute.range.start())
+            }
+            _ => unknown,
+        }
+    }
+
+    fn eval_bindings(&self, name: &str, bindings: &[Binding<'a>], scope: ScopeId, at: At, depth: u32) -> Resolved<'a> {
         if bindings.len() > MAX_ALTERNATIVES {
             return Resolved::of(Value::Unknown(Unknown::Other));
         }
         let mut resolved: Option<Resolved<'a>> = None;
         for binding in bindings {
-            let value = self.eval_binding(name.id.as_str(), binding, scope, at, depth).through(binding.range);
+            let value = self.eval_binding(name, binding, scope, at, depth).through(binding.range);
             match &resolved {
                 None => resolved = Some(value),
                 Some(previous) if same_value(&previous.value, &value.value) => {}
@@ -571,7 +733,7 @@ impl<'m, 'a> Resolver<'m, 'a> {
                     if let Value::Dict(dict) = &mut resolved.value
                         && dict.origin.is_none()
                     {
-                        Rc::make_mut(dict).origin = Some(value.range());
+                        Rc::make_mut(dict).origin = Some(Site::Here(value.range()));
                     }
                     resolved
                 });
@@ -603,6 +765,7 @@ impl<'m, 'a> Resolver<'m, 'a> {
                 })
             }
             BindingKind::Parameter => Resolved::of(Value::Unknown(Unknown::Parameter)),
+            BindingKind::Import(index) => self.imported(self.model.import_name(index), binding.range.start()),
             _ => Resolved::of(Value::Unknown(Unknown::Other)),
         }
     }
@@ -610,9 +773,7 @@ impl<'m, 'a> Resolver<'m, 'a> {
     fn apply_mutation(&self, dict: &mut DictValue<'a>, mutation: DictMutation<'a>, at: At, depth: u32) {
         match mutation {
             DictMutation::Set { key, value } => match self.eval_depth(key, at, depth + 1).value {
-                Value::Str(key) => {
-                    dict.entries.push(DictEntry { key, range: TextRange::new(value.start(), value.end()), value, at })
-                }
+                Value::Str(key) => dict.entries.push(DictEntry::written(key, value.range(), value, at)),
                 _ => dict.open = true,
             },
             DictMutation::Call(call) => {
@@ -635,7 +796,7 @@ impl<'m, 'a> Resolver<'m, 'a> {
                             && let Value::Str(key) = self.eval_depth(key, at, depth + 1).value
                         {
                             if dict.get(&key).is_none() {
-                                dict.entries.push(DictEntry { key, range: value.range(), value, at });
+                                dict.entries.push(DictEntry::written(key, value.range(), value, at));
                             }
                         } else {
                             dict.open = true;
@@ -650,12 +811,9 @@ impl<'m, 'a> Resolver<'m, 'a> {
     fn add_keywords(&self, dict: &mut DictValue<'a>, keywords: &'a [ast::Keyword], at: At, depth: u32) {
         for keyword in keywords {
             match &keyword.arg {
-                Some(arg) => dict.entries.push(DictEntry {
-                    key: arg.as_str().to_string(),
-                    range: keyword.range(),
-                    value: &keyword.value,
-                    at,
-                }),
+                Some(arg) => {
+                    dict.entries.push(DictEntry::written(arg.as_str().to_string(), keyword.range(), &keyword.value, at))
+                }
                 None => match self.eval_depth(&keyword.value, at, depth + 1).value {
                     Value::Dict(other) => self.merge(dict, &other, at),
                     _ => dict.open = true,
@@ -669,12 +827,12 @@ impl<'m, 'a> Resolver<'m, 'a> {
         for item in &dict.items {
             match &item.key {
                 Some(key) => match self.eval_depth(key, at, depth + 1).value {
-                    Value::Str(key_text) => value.entries.push(DictEntry {
-                        key: key_text,
-                        range: TextRange::new(key.start(), item.value.end()),
-                        value: &item.value,
+                    Value::Str(key_text) => value.entries.push(DictEntry::written(
+                        key_text,
+                        TextRange::new(key.start(), item.value.end()),
+                        &item.value,
                         at,
-                    }),
+                    )),
                     _ => value.open = true,
                 },
                 None => match self.eval_depth(&item.value, at, depth + 1).value {
@@ -697,7 +855,7 @@ impl<'m, 'a> Resolver<'m, 'a> {
             && let Some(entry) = dict.get(&key)
             && !dict.open
         {
-            let resolved = self.eval_depth(entry.value, entry.at, depth + 1);
+            let resolved = self.eval_entry_depth(entry, depth + 1);
             return match container.binding {
                 Some(binding) => resolved.through(binding),
                 None => resolved,
@@ -731,15 +889,15 @@ impl<'m, 'a> Resolver<'m, 'a> {
             name if NODE_CPU_COUNT_CALLS.contains(&name) => {
                 let call_name =
                     NODE_CPU_COUNT_CALLS.iter().find(|known| **known == name).copied().unwrap_or("os.cpu_count");
-                Value::NodeCpus { call: call_name, origin: call.range() }
+                Value::NodeCpus { call: call_name, origin: Site::Here(call.range()) }
             }
             name if QUOTA_AWARE_CPU_COUNT_CALLS.contains(&name) => Value::Capped,
             name if self.caps.helpers.iter().any(|helper| helper == name) => Value::Capped,
             "builtins.len" => match first.map(|argument| self.qualified_name_of_call(argument, at)) {
                 Some(Some(inner)) if inner == "os.sched_getaffinity" => {
-                    Value::NodeCpus { call: "os.sched_getaffinity", origin: call.range() }
+                    Value::NodeCpus { call: "os.sched_getaffinity", origin: Site::Here(call.range()) }
                 }
-                _ => Value::DataSize { origin: call.range() },
+                _ => Value::DataSize { origin: Site::Here(call.range()) },
             },
             "builtins.int" | "builtins.round" | "math.floor" | "math.ceil" | "math.trunc" | "builtins.abs" => {
                 return match first {
@@ -842,7 +1000,7 @@ impl<'m, 'a> Resolver<'m, 'a> {
         }
         let values: Vec<Resolved<'a>> =
             call.arguments.args.iter().map(|argument| self.eval_depth(argument, at, depth + 1)).collect();
-        let binding = values.iter().find_map(|value| value.binding);
+        let binding = values.iter().find_map(|value| value.binding.clone());
         let node =
             values.iter().find(|value| matches!(value.value, Value::NodeCpus { .. })).map(|value| value.value.clone());
         let data =
@@ -880,13 +1038,13 @@ impl<'m, 'a> Resolver<'m, 'a> {
     fn eval_binary(&self, binary: &'a ast::ExprBinOp, at: At, depth: u32) -> Resolved<'a> {
         let left = self.eval_depth(&binary.left, at, depth + 1);
         let right = self.eval_depth(&binary.right, at, depth + 1);
-        let binding = left.binding.or(right.binding);
+        let binding = left.binding.clone().or_else(|| right.binding.clone());
         let value = match (&left.value, &right.value) {
             (Value::Int(a), Value::Int(b)) => {
                 int_arithmetic(*a, binary.op, *b).map_or(Value::Unknown(Unknown::Other), Value::Int)
             }
             (Value::Dict(a), Value::Dict(b)) if binary.op == Operator::BitOr => {
-                let mut merged = DictValue { entries: Vec::new(), open: a.open, origin: a.origin };
+                let mut merged = DictValue { entries: Vec::new(), open: a.open, origin: a.origin.clone() };
                 self.merge(&mut merged, a, at);
                 self.merge(&mut merged, b, at);
                 merged.dedup();
@@ -975,6 +1133,19 @@ fn collect_returns<'a>(body: &'a [ast::Stmt], returns: &mut Vec<(&'a Expr, TextS
             _ => {}
         }
     }
+}
+
+/// Whether the `__init__` of a class may set what the pod-operator rules look for (resources or
+/// environment), which a call of the class would then not show.
+pub fn init_sets_pod_arguments(class: &ast::StmtClassDef) -> bool {
+    class.body.iter().any(|stmt| match stmt {
+        ast::Stmt::FunctionDef(function) if function.name.as_str() == "__init__" => {
+            let mut finder = WordFinder { words: &["resources", "env"], found: false };
+            ruff_python_ast::visitor::Visitor::visit_body(&mut finder, &function.body);
+            finder.found
+        }
+        _ => false,
+    })
 }
 
 /// Whether a body names any of `words` in a name, an attribute, a keyword argument or a string.

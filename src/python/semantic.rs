@@ -257,6 +257,19 @@ impl<'a> SemanticModel<'a> {
         None
     }
 
+    /// The names bound in `scope`, in no particular order.
+    pub fn names_in(&self, scope: ScopeId) -> impl Iterator<Item = &'a str> + '_ {
+        self.scopes[scope.0 as usize].bindings.keys().copied()
+    }
+
+    /// The bindings of `name` in `scope` itself that reach its end (what another module, or an attribute
+    /// of a class, reads): the last unconditional one and every conditional one after it.
+    pub fn final_bindings(&self, name: &str, scope: ScopeId) -> Option<&[Binding<'a>]> {
+        let NameBindings { bindings, last_unconditional } = self.scopes[scope.0 as usize].bindings.get(name)?;
+        let start = *last_unconditional.last()? as usize;
+        Some(&bindings[start..])
+    }
+
     /// Mutations of the dict bound to `name` in `scope` that happen after `after` and before `before`, in
     /// source order.
     pub fn mutations_between(
@@ -442,7 +455,9 @@ impl<'a> Visitor<'a> for Builder<'a> {
                         self.model.scopes[self.scope.0 as usize].star_imports.push(module.clone());
                         continue;
                     }
-                    let qualified = format!("{module}.{}", alias.name.as_str());
+                    // `from . import settings` names `.settings`, `from .conf import N` names `.conf.N`.
+                    let separator = if module.ends_with('.') { "" } else { "." };
+                    let qualified = format!("{module}{separator}{}", alias.name.as_str());
                     // `from a import b` may import the submodule `a.b`, so record both candidates' root.
                     self.record_import(qualified.clone(), alias.range);
                     let local = alias.asname.as_ref().unwrap_or(&alias.name);

@@ -73,7 +73,10 @@ fn cpu_limit<'a>(checker: &Checker<'_, 'a>, expr: &'a Expr, at: At) -> Presence 
         Expr::Dict(_) => match checker.resolver.eval(expr, at).value {
             Value::Dict(dict) => match dict.get("limits").or_else(|| dict.get("limit_cpu")) {
                 Some(entry) if entry.key == "limit_cpu" => Presence::Present,
-                Some(entry) => dict_key_presence(checker, entry.value, entry.at, &["cpu"]),
+                Some(entry) => match entry.expr() {
+                    Some((expr, at)) => dict_key_presence(checker, expr, at, &["cpu"]),
+                    None => Presence::Unknown,
+                },
                 None if dict.open => Presence::Unknown,
                 None => Presence::Absent,
             },
@@ -119,9 +122,12 @@ fn env_entry_has_cpu_ref<'a>(checker: &Checker<'_, 'a>, expr: &'a Expr, at: At, 
                     .iter()
                     .find_map(|key| dict.get(key));
                 if let Some(entry) = next {
-                    return env_entry_has_cpu_ref(checker, entry.value, entry.at, depth + 1);
+                    return match entry.expr() {
+                        Some((expr, at)) => env_entry_has_cpu_ref(checker, expr, at, depth + 1),
+                        None => Presence::Unknown,
+                    };
                 }
-                match dict.get("resource").map(|entry| checker.resolver.eval(entry.value, entry.at).value) {
+                match dict.get("resource").map(|entry| checker.resolver.eval_entry(entry).value) {
                     Some(Value::Str(resource)) if resource == "limits.cpu" => Presence::Present,
                     _ if dict.open => Presence::Unknown,
                     _ => Presence::Absent,

@@ -6,15 +6,15 @@ use ruff_text_size::{Ranged, TextRange};
 use crate::diagnostic::Finding;
 use crate::python::checker::{Checker, call_argument, kwargs_splats};
 use crate::python::libraries::{Booster, BoosterEntry, booster_entry, is_thread_count_keyword};
-use crate::python::resolve::{DictValue, Value};
+use crate::python::resolve::{DictValue, Site, Value};
 use crate::registry::Rule;
 
 /// What a call says about its thread count.
 enum ThreadCount {
     /// Given, and not `None`.
     Explicit,
-    /// Given as `None`: explicitly the library default.
-    DefaultNone(TextRange),
+    /// Given as `None`: explicitly the library default (where, when it is written in this file).
+    DefaultNone(Option<TextRange>),
     /// Not given.
     Missing,
     /// Cannot tell (`**kwargs`, a params dict of unknown provenance).
@@ -23,8 +23,10 @@ enum ThreadCount {
 
 fn from_dict<'a>(dict: &DictValue<'a>, checker: &Checker<'_, 'a>) -> ThreadCount {
     match dict.effective_entries().find(|entry| is_thread_count_keyword(&entry.key)) {
-        Some(entry) => match checker.resolver.eval(entry.value, entry.at).value {
-            Value::None => ThreadCount::DefaultNone(entry.range),
+        Some(entry) => match checker.resolver.eval_entry(entry).value {
+            // An entry of a dict another module defines is reported at the use, with a label there.
+            Value::None if entry.is_imported() => ThreadCount::DefaultNone(None),
+            Value::None => ThreadCount::DefaultNone(Some(entry.range)),
             _ => ThreadCount::Explicit,
         },
         None if dict.open => ThreadCount::Unknown,
@@ -38,7 +40,7 @@ fn from_keywords<'a>(checker: &Checker<'_, 'a>, call: &'a ast::ExprCall, booster
             && is_thread_count_keyword(arg.as_str())
         {
             return match checker.eval(&keyword.value).value {
-                Value::None => ThreadCount::DefaultNone(keyword.range()),
+                Value::None => ThreadCount::DefaultNone(Some(keyword.range())),
                 _ => ThreadCount::Explicit,
             };
         }
@@ -66,7 +68,7 @@ pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall, callee: 
     let Some((booster, entry)) = callee.and_then(booster_entry) else { return };
     let display = checker.callee_display(call);
     let keyword = booster.thread_keyword(entry);
-    let (count, range, secondary): (ThreadCount, TextRange, Option<TextRange>) = match entry {
+    let (count, range, secondary): (ThreadCount, TextRange, Option<Site>) = match entry {
         BoosterEntry::Estimator => (from_keywords(checker, call, booster), call.func.range(), None),
         BoosterEntry::Train => match call_argument(call, "params", Some(0)) {
             None => (ThreadCount::Missing, call.func.range(), None),
@@ -74,7 +76,10 @@ pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall, callee: 
                 let resolved = checker.eval(params);
                 match &resolved.value {
                     Value::Dict(dict) => {
-                        let origin = dict.origin.filter(|origin| !params.range().contains_range(*origin));
+                        let origin = dict
+                            .origin
+                            .clone()
+                            .filter(|origin| origin.here().is_none_or(|origin| !params.range().contains_range(origin)));
                         (from_dict(dict, checker), params.range(), origin)
                     }
                     _ => (ThreadCount::Unknown, params.range(), None),
@@ -99,7 +104,7 @@ pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall, callee: 
         .label("thread count of unknown provenance"),
         ThreadCount::DefaultNone(none_range) => Finding::new(
             Rule::MissingThreadCount,
-            none_range,
+            none_range.unwrap_or(range),
             format!("`{display}` is given `{keyword}=None`, the library default: {default}"),
         )
         .label("explicitly the default"),

@@ -50,7 +50,7 @@ fn report(
         meaning(value, booster)
     })
     .help(HELP);
-    if let Some(binding) = resolved.binding {
+    if let Some(binding) = resolved.binding.clone() {
         finding = checker.point_to(finding, binding, &format!("set to {value} here"));
     }
     checker.report(finding);
@@ -173,14 +173,16 @@ pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall, callee: 
                 if !is_thread_count_keyword(&entry.key) {
                     continue;
                 }
-                let resolved = checker.resolver.eval(entry.value, entry.at);
+                let resolved = checker.resolver.eval_entry(entry);
                 if let Value::Int(value) = resolved.value
                     && all_cores(value, booster)
                 {
                     let display = checker.callee_display(call);
                     let subject =
-                        format!("`\"{}\": {}` passed to `{display}`", entry.key, checker.text(entry.value.range()));
-                    report(checker, entry.range, subject, value, booster, &resolved);
+                        format!("`\"{}\": {}` passed to `{display}`", entry.key, entry.value_text(checker.source));
+                    // An entry another module defines is reported where the dict is used, with a label there.
+                    let range = if entry.is_imported() { dict_expr.range() } else { entry.range };
+                    report(checker, range, subject, value, booster, &resolved);
                 }
             }
         }

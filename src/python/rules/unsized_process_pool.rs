@@ -55,11 +55,7 @@ pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall, callee: 
                 format!("`{display}` sizes its pool from `{counter}`: {what}")
             })
             .label("one process per node core");
-            if range.contains_range(origin) {
-                finding
-            } else {
-                finding.secondary(origin, "counts every CPU of the node")
-            }
+            checker.point_to(finding, origin, "counts every CPU of the node")
         }
         Value::Unknown(_) if checker.strict => Finding::new(
             Rule::UnsizedProcessPool,
