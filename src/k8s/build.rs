@@ -113,19 +113,15 @@ fn pod(node: PodNode<'_>) -> Pod {
         init_containers: node.init_containers.into_iter().map(|container| self::container(container, true)).collect(),
         resources: node.resources.map(resources).unwrap_or_default(),
     };
-    // A pod spec patch (Argo `podSpecPatch`) may set what the YAML does not show: a patch that mentions
-    // resources or the environment makes them unknown, so nothing is reported missing.
-    if let Some(patch) = node.patch.and_then(|patch| patch.text()) {
-        let (resources, env) = (patch.contains("resources"), patch.contains("env"));
-        for container in pod.containers.iter_mut().chain(pod.init_containers.iter_mut()) {
-            container.resources_open |= resources;
-            container.env_open |= env;
-        }
+    // A pod spec patch (Argo `podSpecPatch`) sets what the YAML does not show.
+    if let Some(patch) = node.patch {
+        super::pod_spec_patch::apply(&mut pod, patch);
     }
     pod
 }
 
-fn resources(node: Node<'_>) -> Resources {
+/// `resources.limits` and `resources.requests` of a `resources` mapping.
+pub(super) fn resources(node: Node<'_>) -> Resources {
     let list = |key: &str| {
         node.get(key)
             .into_iter()
@@ -137,7 +133,8 @@ fn resources(node: Node<'_>) -> Resources {
     Resources { limits: list("limits"), requests: list("requests") }
 }
 
-fn container(found: ContainerNode<'_>, init: bool) -> Container {
+/// The container a container mapping describes.
+pub(super) fn container(found: ContainerNode<'_>, init: bool) -> Container {
     let node = found.node;
     let name_node = node.get("name").filter(|name| name.as_str().is_some());
     let anchor = name_node

@@ -39,8 +39,8 @@ pub struct PodNode<'a> {
     pub init_containers: Vec<ContainerNode<'a>>,
     /// Pod-level `resources`.
     pub resources: Option<Node<'a>>,
-    /// A patch applied to the pod spec when it is created (Argo `podSpecPatch`), a string capslint does
-    /// not merge: what it may set is unknown.
+    /// A patch applied to the pod spec when it is created (Argo `podSpecPatch`), merged by
+    /// [`super::pod_spec_patch`].
     pub patch: Option<Node<'a>>,
 }
 

@@ -15,6 +15,7 @@ mod kinds;
 mod kustomize;
 pub mod model;
 pub(crate) mod placeholder;
+mod pod_spec_patch;
 mod project;
 pub mod quantity;
 mod rules;

@@ -57,7 +57,8 @@ pub fn check<'p>(checker: &mut Checker<'p>, context: &ContainerContext<'p>) {
                     .filter_map(|cap| crate::thread_variables::omp_fallback_reader(cap))
                     .map(str::to_string)
                     .collect();
-                message.push_str(&format!(": {} fall back to `OMP_NUM_THREADS`", join_names(&readers)));
+                let verb = if readers.len() == 1 { "falls" } else { "fall" };
+                message.push_str(&format!(": {} {verb} back to `OMP_NUM_THREADS`", join_names(&readers)));
                 let unbounded: Vec<String> = unbounded.iter().map(|cap| format!("`{cap}`")).collect();
                 if unbounded.is_empty() {
                     message.push_str(", so ADR-0096's explicit caps are missing, not the bound");
