@@ -72,6 +72,10 @@ pub struct ContainerOptions {
     pub compute_images: Option<Vec<String>>,
     /// Image globs of containers never checked (`"*/metrics-sidecar:*"`).
     pub skip_images: Option<Vec<String>>,
+    /// Container-name globs of containers always checked (`"trainer*"`), with `compute-images`.
+    pub compute_containers: Option<Vec<String>>,
+    /// Container-name globs of containers never checked (`"*-sidecar"`), with `skip-images`.
+    pub skip_containers: Option<Vec<String>>,
     /// Whether the built-in list of infrastructure images is used (default `true`); `false` checks every
     /// container that no glob names.
     pub builtin_infrastructure: Option<bool>,
@@ -146,7 +150,7 @@ pub struct InvalidConfig {
 
 const VALID_KEYS_HELP: &str = "valid keys: select, extend-select, ignore, per-file-ignores, exclude, extend-exclude, \
 strict, cap-helpers, thread-caps, [gpu] resource / memory-resource / memory-capacity, [containers] compute-images / \
-skip-images / builtin-infrastructure, [runtime] limit-env, [severity]";
+skip-images / compute-containers / skip-containers / builtin-infrastructure, [runtime] limit-env, [severity]";
 
 impl ConfigFile {
     /// Reads and validates a configuration file. A `pyproject.toml` without `[tool.capslint]` yields `None`.

@@ -60,6 +60,10 @@ pub struct ContainerSettings {
     pub compute_images: Option<GlobSet>,
     /// Images never checked.
     pub skip_images: Option<GlobSet>,
+    /// Container names always checked.
+    pub compute_containers: Option<GlobSet>,
+    /// Container names never checked.
+    pub skip_containers: Option<GlobSet>,
     /// Whether the built-in list of infrastructure images applies.
     pub builtin_infrastructure: bool,
 }
@@ -205,6 +209,8 @@ impl Settings {
         let containers = ContainerSettings {
             compute_images: image_globs(&containers.compute_images)?,
             skip_images: image_globs(&containers.skip_images)?,
+            compute_containers: image_globs(&containers.compute_containers)?,
+            skip_containers: image_globs(&containers.skip_containers)?,
             builtin_infrastructure: containers.builtin_infrastructure.unwrap_or(true),
         };
         Ok(Settings {

@@ -80,6 +80,14 @@ pub fn is_infrastructure(image: &str) -> bool {
         || INFRASTRUCTURE_SUFFIXES.iter().any(|suffix| repository.ends_with(suffix))
 }
 
+/// Whether a container's name is that of infrastructure software (`name: envoy`, `name: istio-proxy`,
+/// `name: fluent-bit` over a mirrored image of another name).
+pub fn is_infrastructure_name(name: &str) -> bool {
+    let name = name.to_ascii_lowercase();
+    INFRASTRUCTURE_IMAGES.contains(&name.as_str())
+        || INFRASTRUCTURE_SUFFIXES.iter().any(|suffix| name.ends_with(suffix))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -98,6 +106,16 @@ mod tests {
             "NGINX:latest",
         ] {
             assert!(is_infrastructure(image), "{image}");
+        }
+    }
+
+    #[test]
+    fn infrastructure_is_known_by_the_container_name() {
+        for name in ["nginx", "istio-proxy", "fluent-bit", "Redis", "metrics-exporter"] {
+            assert!(is_infrastructure_name(name), "{name}");
+        }
+        for name in ["main", "trainer", "worker", "pytorch", "ray-worker", "nginx-log-parser"] {
+            assert!(!is_infrastructure_name(name), "{name}");
         }
     }
 

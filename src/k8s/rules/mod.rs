@@ -155,25 +155,29 @@ impl<'p> ContainerContext<'p> {
     }
 
     /// Whether the thread-cap rules leave the container alone. Explicit choices first: the object's
-    /// `capslint.io/compute` annotation, then the `[containers]` image globs (`compute-images`, then
-    /// `skip-images`); then, unless `builtin-infrastructure = false`, an image of the built-in list
+    /// `capslint.io/compute` annotation, then the `[containers]` globs, compute before skip
+    /// (`compute-images` / `compute-containers`, then `skip-images` / `skip-containers`); then, unless
+    /// `builtin-infrastructure = false`, an image or container name of the built-in list
     /// ([`crate::k8s::infrastructure`]) that sets no thread variable itself. Everything else is compute.
     pub fn runs_no_thread_pools(&self) -> bool {
         if let Some(compute) = self.object.compute {
             return !compute;
         }
         let image = self.container.image.as_deref();
+        let name = self.container.name.as_deref();
         let containers = &self.settings.containers;
-        if let Some(image) = image {
-            if containers.compute_images.as_ref().is_some_and(|globs| globs.is_match(image)) {
-                return false;
-            }
-            if containers.skip_images.as_ref().is_some_and(|globs| globs.is_match(image)) {
-                return true;
-            }
+        let matches = |globs: &Option<globset::GlobSet>, value: Option<&str>| {
+            value.is_some_and(|value| globs.as_ref().is_some_and(|globs| globs.is_match(value)))
+        };
+        if matches(&containers.compute_images, image) || matches(&containers.compute_containers, name) {
+            return false;
+        }
+        if matches(&containers.skip_images, image) || matches(&containers.skip_containers, name) {
+            return true;
         }
         containers.builtin_infrastructure
-            && image.is_some_and(super::infrastructure::is_infrastructure)
+            && (image.is_some_and(super::infrastructure::is_infrastructure)
+                || name.is_some_and(super::infrastructure::is_infrastructure_name))
             && !self.env.exec
             && !self.cap_variables().any(|name| self.env.get(name).is_some())
             && self.env.get("OMP_WAIT_POLICY").is_none()
