@@ -9,6 +9,9 @@ use crate::k8s::env::Origin;
 use crate::k8s::model::EnvSource;
 use crate::registry::Rule;
 
+/// The KubeRay kinds, whose worker processes Ray itself gives an `OMP_NUM_THREADS`.
+const RAY_KINDS: &[&str] = &["RayCluster", "RayJob", "RayService"];
+
 /// Whether the variable is set to something (an empty literal leaves the library default in place;
 /// a value the libraries read differently, white space included, is CAP204's, as for `capslint runtime`,
 /// whose reading, [`crate::thread_variables::count::read`], takes only the empty string as unset).
@@ -70,6 +73,14 @@ pub fn check<'p>(checker: &mut Checker<'p>, context: &ContainerContext<'p>) {
         }
         message
     };
+    // Ray caps OpenMP in its own worker processes when the pod leaves `OMP_NUM_THREADS` unset
+    // (`ray._private.utils.set_omp_num_threads_if_unset`): say so, and what that leaves uncapped.
+    if RAY_KINDS.contains(&context.object.kind.as_str()) && !is_set(context, "OMP_NUM_THREADS") {
+        message.push_str(
+            "; Ray sets `OMP_NUM_THREADS` in its task and actor workers to their assigned CPUs (1 when none are \
+             assigned), not in the driver or the processes `ray start` runs, and sets none of the other caps",
+        );
+    }
     if !context.env.complete() {
         message.push_str(&format!(" (unless {} provides them)", join_names(&context.env.unresolved)));
     }
