@@ -418,8 +418,11 @@ impl<'m, 'a> Resolver<'m, 'a> {
                 let id = name.id.as_str();
                 match self.model.reaching_bindings(id, at.scope, at.offset) {
                     Some((scope, bindings)) => {
+                        // `try: import xgboost / except ImportError: xgboost = None`: where the name is
+                        // called, it is the module.
                         let mut names = bindings
                             .iter()
+                            .filter(|binding| !matches!(binding.kind, BindingKind::Assign(Expr::NoneLiteral(_))))
                             .take(MAX_ALTERNATIVES)
                             .map(|binding| self.binding_qualified(binding, scope, depth));
                         let first = names.next()??;
@@ -1043,7 +1046,8 @@ impl<'m, 'a> Resolver<'m, 'a> {
             (Value::Int(a), Value::Int(b)) => {
                 int_arithmetic(*a, binary.op, *b).map_or(Value::Unknown(Unknown::Other), Value::Int)
             }
-            (Value::Dict(a), Value::Dict(b)) if binary.op == Operator::BitOr => {
+            // `base | extra` of dicts, and `pairs + [("nthread", 4)]` of key-value pair lists.
+            (Value::Dict(a), Value::Dict(b)) if matches!(binary.op, Operator::BitOr | Operator::Add) => {
                 let mut merged = DictValue { entries: Vec::new(), open: a.open, origin: a.origin.clone() };
                 self.merge(&mut merged, a, at);
                 self.merge(&mut merged, b, at);

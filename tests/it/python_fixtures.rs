@@ -81,3 +81,24 @@ fn strict_mode_reports_unknown_provenance() {
         rows_and_codes(&lint_text("strict.py", text, &settings(&Overrides { strict: true, ..Overrides::default() })));
     assert_eq!(strict, vec![(5, "CAP103".to_string()), (6, "CAP102".to_string())]);
 }
+
+#[test]
+fn strict_mode_names_unknown_pod_operator_arguments_as_unknown() {
+    let text = "from airflow.providers.cncf.kubernetes.operators.pod import KubernetesPodOperator\n\n\
+                def task(resources, env):\n    \
+                return KubernetesPodOperator(task_id=\"t\", container_resources=resources, env_vars=env)\n";
+    let lenient = rows_and_codes(&lint_text("kpo.py", text, &settings(&Overrides::default())));
+    assert!(lenient.is_empty(), "unknown arguments must be silent by default: {lenient:?}");
+    let strict = lint_text("kpo.py", text, &settings(&Overrides { strict: true, ..Overrides::default() }));
+    let messages: Vec<&str> = strict.iter().map(|diagnostic| diagnostic.finding.message.as_str()).collect();
+    assert_eq!(
+        messages,
+        [
+            "`KubernetesPodOperator` `t` takes its resources from a value capslint cannot see (strict mode): without \
+             a CPU limit there, its pod gets no CFS quota",
+            "`KubernetesPodOperator` `t` takes its environment from a value capslint cannot see (strict mode): \
+             without a Downward API variable for `limits.cpu` there, the pod cannot size its thread caps from its \
+             limit",
+        ]
+    );
+}

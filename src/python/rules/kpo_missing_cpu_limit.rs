@@ -190,14 +190,24 @@ pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall, callee: 
                 None => Presence::Absent,
             };
         if presence == Presence::Absent || (presence == Presence::Unknown && checker.strict) {
-            let reason = if presence == Presence::Absent {
-                "has no CPU limit"
+            let (message, label) = if presence == Presence::Absent {
+                (
+                    format!(
+                        "`{display}`{task} has no CPU limit: its pod gets no CFS quota and the Downward API reports the node's CPUs"
+                    ),
+                    "no `limits={\"cpu\": ...}`",
+                )
             } else {
-                "has a CPU limit capslint cannot see (strict mode)"
+                (
+                    format!(
+                        "`{display}`{task} takes its resources from a value capslint cannot see (strict mode): without a CPU limit there, its pod gets no CFS quota"
+                    ),
+                    "resources of unknown provenance",
+                )
             };
             checker.report(
-                Finding::new(Rule::KpoMissingCpuLimit, call.func.range(), format!("`{display}`{task} {reason}: its pod gets no CFS quota and the Downward API reports the node's CPUs"))
-                    .label("no `limits={\"cpu\": ...}`")
+                Finding::new(Rule::KpoMissingCpuLimit, call.func.range(), message)
+                    .label(label)
                     .help("pass `container_resources=k8s.V1ResourceRequirements(requests={\"cpu\": \"2\"}, limits={\"cpu\": \"2\"})`, a whole number of CPUs"),
             );
         }
@@ -225,10 +235,24 @@ pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall, callee: 
             presence = Presence::Unknown;
         }
         if presence == Presence::Absent || (presence == Presence::Unknown && checker.strict) {
-            let reason = if presence == Presence::Absent { "declares no" } else { "may lack a (strict mode)" };
+            let (message, label) = if presence == Presence::Absent {
+                (
+                    format!(
+                        "`{display}`{task} declares no Downward API variable for `limits.cpu`: the pod cannot size its thread caps from its limit"
+                    ),
+                    "no `resource_field_ref` to `limits.cpu`",
+                )
+            } else {
+                (
+                    format!(
+                        "`{display}`{task} takes its environment from a value capslint cannot see (strict mode): without a Downward API variable for `limits.cpu` there, the pod cannot size its thread caps from its limit"
+                    ),
+                    "environment of unknown provenance",
+                )
+            };
             checker.report(
-                Finding::new(Rule::KpoMissingCpuLimitRef, call.func.range(), format!("`{display}`{task} {reason} Downward API variable for `limits.cpu`: the pod cannot size its thread caps from its limit"))
-                    .label("no `resource_field_ref` to `limits.cpu`")
+                Finding::new(Rule::KpoMissingCpuLimitRef, call.func.range(), message)
+                    .label(label)
                     .help("add `env_vars=[k8s.V1EnvVar(name=\"CPU_LIMIT\", value_from=k8s.V1EnvVarSource(resource_field_ref=k8s.V1ResourceFieldSelector(resource=\"limits.cpu\")))]`"),
             );
         }
