@@ -35,6 +35,14 @@ const INFRASTRUCTURE_IMAGES: &[&str] = &[
     "etcd",
     "minio",
     "mc",
+    "elasticsearch",
+    "opensearch",
+    "influxdb",
+    "cassandra",
+    "zookeeper",
+    "kafka",
+    "consul",
+    "vault",
     // Logs and metrics.
     "fluentd",
     "fluent-bit",
@@ -47,6 +55,9 @@ const INFRASTRUCTURE_IMAGES: &[&str] = &[
     "statsd-exporter",
     "grafana",
     "alertmanager",
+    "jaeger",
+    "opentelemetry-collector",
+    "otel-collector",
     // Shell utilities, as used by init containers and workflow steps.
     "busybox",
     "alpine",
@@ -55,14 +66,32 @@ const INFRASTRUCTURE_IMAGES: &[&str] = &[
     "git",
     "alpine-git",
     "pause",
-    // Argo's own images.
+    "debian",
+    "ubuntu",
+    "docker",
+    "cloud-sdk",
+    "google-cloud-cli",
+    "aws-cli",
+    "azure-cli",
+    // Workflow engines' own images and the demo images of their examples.
     "argoexec",
     "argocli",
     "workflow-controller",
+    "argosay",
+    "whalesay",
 ];
 
 /// Image name suffixes of Kubernetes controllers and sidecars written in Go.
-const INFRASTRUCTURE_SUFFIXES: &[&str] = &["-controller", "-operator", "-webhook", "-exporter", "-proxy"];
+const INFRASTRUCTURE_SUFFIXES: &[&str] = &[
+    "-controller",
+    "-operator",
+    "-webhook",
+    "-exporter",
+    "-proxy",
+    "-controller-manager",
+    "-webhook-manager",
+    "-scheduler",
+];
 
 /// The repository of an image reference, lower case, without registry, path, tag or digest
 /// (`registry.example.com:5000/team/nginx:1.27@sha256:...` is `nginx`).
@@ -104,6 +133,10 @@ mod tests {
             "istio/proxyv2:1.22.0",
             "curlimages/curl:8.8.0",
             "NGINX:latest",
+            "argoproj/argosay:v2",
+            "volcanosh/vc-scheduler:latest",
+            "ghcr.io/kubeflow/trainer/trainer-controller-manager:v2.0.0",
+            "gcr.io/google.com/cloudsdktool/google-cloud-cli:stable",
         ] {
             assert!(is_infrastructure(image), "{image}");
         }
