@@ -241,6 +241,17 @@ const KNOWN_PACKAGES: &[&str] = &[
     "omegaconf",
 ];
 
+/// Whether a canonical name is a callee some rule knows: a booster, joblib, a process pool, a CPU count, a
+/// pod operator.
+pub fn is_known_callee(canonical_name: &str) -> bool {
+    booster_entry(canonical_name).is_some()
+        || JoblibCall::from_name(canonical_name).is_some()
+        || PROCESS_POOLS.iter().any(|(name, _, _)| *name == canonical_name)
+        || NODE_CPU_COUNT_CALLS.contains(&canonical_name)
+        || QUOTA_AWARE_CPU_COUNT_CALLS.contains(&canonical_name)
+        || is_pod_operator(canonical_name)
+}
+
 /// Whether the top-level package `name` is a library rather than a module of the project.
 pub fn is_known_package(name: &str) -> bool {
     KNOWN_PACKAGES.contains(&name)

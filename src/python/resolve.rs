@@ -538,11 +538,23 @@ impl<'m, 'a> Resolver<'m, 'a> {
         project.pod_operator(name, self.caps)
     }
 
+    /// The name a star import brings into `scope`: the one star-imported module's, or, with several, the
+    /// one candidate that is a callee capslint knows (`from catboost import *` and
+    /// `from catboost.datasets import *` both in a notebook: `CatBoostRegressor` is catboost's).
     fn star_imported(&self, name: &str, scope: ScopeId) -> Option<String> {
         let mut current = Some(scope);
         while let Some(id) = current {
-            if let [module] = self.model.star_imports(id) {
-                return Some(format!("{module}.{name}"));
+            match self.model.star_imports(id) {
+                [] => {}
+                [module] => return Some(format!("{module}.{name}")),
+                modules => {
+                    let mut known = modules
+                        .iter()
+                        .map(|module| format!("{module}.{name}"))
+                        .filter(|candidate| libraries::is_known_callee(&libraries::canonical(candidate)));
+                    let first = known.next()?;
+                    return known.next().is_none().then_some(first);
+                }
             }
             current = self.model.parent(id);
         }
