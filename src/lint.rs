@@ -74,6 +74,12 @@ pub struct RunResult {
 /// Checks every input in parallel, then the manifests together, and merges the results in a
 /// deterministic order.
 pub fn check_inputs(inputs: Vec<Input>) -> RunResult {
+    // The directories of the YAML files read from disk are where kustomizations are looked for.
+    let scanned: Vec<k8s::ScannedYaml> = inputs
+        .iter()
+        .filter(|input| input.kind == FileKind::Yaml && input.contents.is_none())
+        .map(|input| k8s::ScannedYaml { path: input.path.clone(), settings: Arc::clone(&input.settings) })
+        .collect();
     let results: Vec<FileResult> = inputs.into_par_iter().map(check_input).collect();
     let mut run = RunResult { files_checked: results.len(), ..RunResult::default() };
     let mut manifests = Vec::new();
@@ -86,7 +92,7 @@ pub fn check_inputs(inputs: Vec<Input>) -> RunResult {
         pod_templates.extend(result.pod_templates);
     }
     if !manifests.is_empty() || !pod_templates.is_empty() {
-        let outcome = match catch_unwind(AssertUnwindSafe(|| k8s::check(manifests, pod_templates))) {
+        let outcome = match catch_unwind(AssertUnwindSafe(|| k8s::check(manifests, pod_templates, &scanned))) {
             Ok(outcome) => outcome,
             Err(panic) => {
                 run.errors.push(format!("internal error while checking manifests: {}", panic_reason(&*panic)));

@@ -12,7 +12,7 @@ mod exec;
 mod helm;
 mod infrastructure;
 mod kinds;
-mod kustomize;
+pub mod kustomize;
 pub mod model;
 pub(crate) mod placeholder;
 mod project;
@@ -32,6 +32,7 @@ use crate::suppress::yaml::{Directive, DirectiveScan};
 use crate::yaml;
 
 pub use crate::suppress::yaml::IGNORE_ANNOTATION;
+pub use kustomize::ScannedYaml;
 pub use project::{Outcome, check};
 pub use rules::Reported;
 
