@@ -91,7 +91,8 @@ pub fn check_inputs(inputs: Vec<Input>) -> RunResult {
         manifests.extend(result.manifest);
         pod_templates.extend(result.pod_templates);
     }
-    if !manifests.is_empty() || !pod_templates.is_empty() {
+    // A directory of kustomizations and inline patches has no manifest of its own, yet renders objects.
+    if !manifests.is_empty() || !pod_templates.is_empty() || !scanned.is_empty() {
         let outcome = match catch_unwind(AssertUnwindSafe(|| k8s::check(manifests, pod_templates, &scanned))) {
             Ok(outcome) => outcome,
             Err(panic) => {

@@ -19,17 +19,27 @@ impl LineMap {
     /// The map of the scalar `content`, written at `range` of `file_text`.
     pub fn new(file_text: &str, range: TextRange, content: &str) -> LineMap {
         let whole = range;
-        let raw = file_text.get(usize::from(range.start())..usize::from(range.end())).unwrap_or_default();
+        let start = usize::from(range.start()).min(file_text.len());
+        let raw = file_text.get(start..usize::from(range.end())).unwrap_or_default();
+        // The block's lines start after its header (`|-`), which the range may or may not include.
+        let body_start = if raw.starts_with('|') {
+            raw.find('\n').map(|newline| start + newline + 1)
+        } else {
+            let line_start = file_text[..start].rfind('\n').map_or(0, |newline| newline + 1);
+            let header = file_text[..line_start.saturating_sub(1)].rsplit('\n').next().unwrap_or_default();
+            let header = header.split(" #").next().unwrap_or_default().trim_end();
+            (file_text[line_start..start].trim().is_empty()
+                && header.rsplit(' ').next().is_some_and(|last| last.starts_with('|')))
+            .then_some(line_start)
+        };
         let mut lines = Vec::new();
-        if raw.starts_with('|')
-            && let Some(header_end) = raw.find('\n')
-        {
-            let body = &raw[header_end + 1..];
+        if let Some(body_start) = body_start {
+            let body = file_text.get(body_start..usize::from(range.end()).max(body_start)).unwrap_or_default();
             let indent = body
                 .lines()
                 .find(|line| !line.trim().is_empty())
                 .map_or(0, |line| line.len() - line.trim_start_matches(' ').len());
-            let mut file_offset = usize::from(range.start()) + header_end + 1;
+            let mut file_offset = body_start;
             let mut content_offset = 0usize;
             let mut body_lines = body.split('\n');
             for content_line in content.split('\n') {
@@ -90,6 +100,14 @@ mod tests {
     #[test]
     fn literal_block_lines_map_back_to_the_file() {
         let file = "patches:\n- patch: |-\n    kind: Deployment\n    spec:\n      cpu: 500m\n";
+        // The scalar's range starts at its header or at its first line: both map.
+        let first = file.find("kind").unwrap();
+        let range = TextRange::new(TextSize::from(first as u32), TextSize::from(file.len() as u32));
+        let content = "kind: Deployment\nspec:\n  cpu: 500m";
+        let at = content.find("500m").unwrap() as u32;
+        let mapped =
+            LineMap::new(file, range, content).range(TextRange::new(TextSize::from(at), TextSize::from(at + 4)));
+        assert_eq!(&file[mapped], "500m");
         let start = file.find('|').unwrap();
         let range = TextRange::new(TextSize::from(start as u32), TextSize::from(file.len() as u32));
         let content = "kind: Deployment\nspec:\n  cpu: 500m";
