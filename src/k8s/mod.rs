@@ -2,7 +2,8 @@
 //!
 //! Each file is parsed on its own, in parallel: the hostile-input guard, saphyr, then the typed model
 //! (objects, pod specs, containers, ConfigMaps). The rules run afterwards over the whole scan
-//! ([`check`]), because `envFrom` ConfigMaps, Airflow operators and VRAM budgets cross files.
+//! ([`check`]), because `envFrom` ConfigMaps, Airflow operators, kustomize overlays and VRAM budgets cross
+//! files.
 
 pub mod airflow;
 mod build;

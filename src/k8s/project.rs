@@ -1,6 +1,7 @@
 //! The cross-file phase: after every file is parsed (in parallel), index the ConfigMaps, merge Airflow
-//! operators into their pod templates, run the rules file by file (in parallel), sum the VRAM budgets of
-//! the whole scan, apply suppressions, and produce diagnostics in a deterministic order.
+//! operators into their pod templates, render kustomize overlays ([`super::kustomize`]), run the rules file
+//! by file and overlay object by overlay object (in parallel), sum the VRAM budgets of the whole scan,
+//! apply suppressions, and produce diagnostics in a deterministic order.
 
 use std::path::Path;
 use std::sync::Arc;

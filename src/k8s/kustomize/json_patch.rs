@@ -84,9 +84,13 @@ pub fn apply(target: &mut Tree, ops: &[Op]) -> Result<(), String> {
                     .ok_or_else(|| format!("JSON patch `remove` at `{}`: no such path", shown()))?;
             }
             OpKind::Replace => {
-                let slot = get_mut(target, &op.path)
-                    .ok_or_else(|| format!("JSON patch `replace` at `{}`: no such path", shown()))?;
-                *slot = op.value.clone().unwrap_or(Tree::map(op.origin));
+                let value = op.value.clone().unwrap_or(Tree::map(op.origin));
+                match get_mut(target, &op.path) {
+                    Some(slot) => *slot = value,
+                    // kustomize replaces a missing key of an existing mapping as if it were added.
+                    None => add_to_map(target, &op.path, value, op.origin)
+                        .ok_or_else(|| format!("JSON patch `replace` at `{}`: no such path", shown()))?,
+                }
             }
             OpKind::Move | OpKind::Copy => {
                 let value = get_mut(target, &op.from)
@@ -140,6 +144,13 @@ fn add(tree: &mut Tree, path: &[String], value: Tree, origin: Origin) -> Option<
         _ => return None,
     }
     Some(())
+}
+
+/// Adds a key to an existing mapping (not to a list).
+fn add_to_map(tree: &mut Tree, path: &[String], value: Tree, origin: Origin) -> Option<()> {
+    let (last, parent) = path.split_last()?;
+    let parent = get_mut(tree, parent)?;
+    matches!(parent.data, Data::Map(_)).then(|| parent.set(last, origin, value))
 }
 
 fn remove(tree: &mut Tree, path: &[String]) -> Option<()> {
@@ -214,6 +225,7 @@ mod tests {
         for body in [
             "- {op: remove, path: /spec/b}\n",
             "- {op: replace, path: /spec/x/y, value: 1}\n",
+            "- {op: remove, path: /spec/x}\n",
             "- {op: test, path: /spec/a, value: 2}\n",
             "- {op: frobnicate, path: /spec}\n",
             "- {op: add, path: spec, value: 1}\n",

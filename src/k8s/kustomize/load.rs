@@ -48,6 +48,24 @@ pub struct Resource {
     pub home: PathBuf,
     /// The entry of the rendered kustomization's `resources` or `components` that brought it in.
     pub via: Option<Origin>,
+    /// Whether only its identity is kept (a kind without containers, often large: CRDs, ConfigMaps).
+    pub stub: bool,
+}
+
+/// Kinds without containers whose bodies are not kept (patches still find them by identity).
+const STUB_KINDS: &[&str] = &["CustomResourceDefinition", "ConfigMap", "Secret"];
+
+/// The identity of an object, without its body.
+fn stub(tree: &Tree) -> Tree {
+    let mut stub = Tree::map(tree.origin);
+    if let Data::Map(entries) = &tree.data {
+        for (key, value) in
+            entries.iter().filter(|(key, _)| matches!(key.text.as_str(), "apiVersion" | "kind" | "metadata"))
+        {
+            stub.set(&key.text, key.origin, value.clone());
+        }
+    }
+    stub
 }
 
 /// What rendering one kustomization directory produced.
@@ -222,9 +240,18 @@ impl Loader {
         let file = Arc::clone(&self.files[source as usize].file);
         let mut trees = Vec::new();
         let mut too_deep = false;
-        let parsed = crate::yaml::for_each_document(file.text(), |document| match Tree::from_node(document, source) {
-            Some(tree) => trees.push(tree),
-            None => too_deep = true,
+        let parsed = crate::yaml::for_each_document(file.text(), |document| {
+            let stub =
+                document.get("kind").and_then(crate::yaml::Node::as_str).is_some_and(|kind| STUB_KINDS.contains(&kind));
+            let tree = if stub {
+                Tree::from_node_keys(document, source, &["apiVersion", "kind", "metadata"])
+            } else {
+                Tree::from_node(document, source)
+            };
+            match tree {
+                Some(tree) => trees.push(tree),
+                None => too_deep = true,
+            }
         });
         let result = match parsed {
             Err(error) => Err(format!("`{}` does not parse: {}", file.display_name(), error.message)),
@@ -341,9 +368,12 @@ impl Loader {
         for document in documents.iter() {
             objects_of(document, &mut |tree| {
                 let written = tree.get("kind").map_or(tree.origin, |kind| kind.origin);
+                let identity = Identity::of(tree);
+                let stub = STUB_KINDS.contains(&identity.kind.as_str());
                 rendered.resources.push(Resource {
-                    identity: Identity::of(tree),
-                    tree: tree.clone(),
+                    identity,
+                    tree: if stub { self::stub(tree) } else { tree.clone() },
+                    stub,
                     written,
                     patches: Vec::new(),
                     patched: false,
@@ -529,15 +559,16 @@ impl Loader {
         }
         if let Some(namespace) = &kustomization.namespace {
             let text = namespace.text().unwrap_or_default().to_string();
-            for resource in rendered
-                .resources
-                .iter_mut()
-                .filter(|resource| !CLUSTER_KINDS.contains(&resource.identity.kind.as_str()))
-            {
-                let origin = namespace.origin;
-                let metadata = metadata(&mut resource.tree, origin);
-                metadata.set("namespace", origin, Tree::string(text.clone(), origin));
-                resource.identity.namespaces.push(text.clone());
+            let origin = namespace.origin;
+            for resource in rendered.resources.iter_mut() {
+                if resource.identity.kind == "Namespace" {
+                    // kustomize renames the Namespace objects to the namespace it sets.
+                    metadata(&mut resource.tree, origin).set("name", origin, Tree::string(text.clone(), origin));
+                    resource.identity.names.push(text.clone());
+                } else if !CLUSTER_KINDS.contains(&resource.identity.kind.as_str()) {
+                    metadata(&mut resource.tree, origin).set("namespace", origin, Tree::string(text.clone(), origin));
+                    resource.identity.namespaces.push(text.clone());
+                }
             }
         }
         let prefix = kustomization.prefix.as_ref().and_then(Tree::text).unwrap_or_default().to_string();
@@ -605,6 +636,9 @@ impl Loader {
             let mut deleted = Vec::new();
             for index in chosen {
                 let resource = &mut rendered.resources[index];
+                if resource.stub {
+                    continue;
+                }
                 self.work = self.work.saturating_add(resource.tree.size());
                 match (&patch.body, document) {
                     (Body::Operations(ops), _) => json_patch::apply(&mut resource.tree, ops)
@@ -733,10 +767,9 @@ fn retag(image: &mut Tree, images: &[Tree]) {
             renamed = format!("{renamed}@{digest}");
         }
     }
-    let origin = ["newName", "newTag", "digest"]
+    let origin = ["digest", "newTag", "newName"]
         .iter()
-        .filter_map(|key| entry.get(key))
-        .last()
+        .find_map(|key| entry.get(key))
         .map_or(entry.origin, |value| value.origin);
     *image = Tree::string(renamed, origin);
 }

@@ -35,6 +35,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use ruff_text_size::{TextRange, TextSize};
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::ManifestFile;
@@ -112,7 +113,7 @@ pub fn resolve(files: &mut Vec<ManifestFile>, scanned: &[ScannedYaml], notices: 
             sources.insert(loader.add_known(canonical, Arc::clone(&file.file)), index);
         }
     }
-    let mut results: Vec<(PathBuf, Arc<Settings>, Result<Arc<Rendered>, String>)> = Vec::new();
+    let mut results: Vec<Candidate> = Vec::new();
     for (dir, settings) in candidates {
         if loader.is_component(&dir) {
             continue;
@@ -165,6 +166,9 @@ pub fn resolve(files: &mut Vec<ManifestFile>, scanned: &[ScannedYaml], notices: 
     }
     kustomized
 }
+
+/// A kustomization directory of the scan, its settings and its render.
+type Candidate = (PathBuf, Arc<Settings>, Result<Arc<Rendered>, String>);
 
 /// The scan's files, grown by the files the renders read.
 struct Context<'a> {
@@ -231,15 +235,12 @@ impl Context<'_> {
         let owners = resource.patches.iter().filter_map(|origin| self.object_at(*origin, settings)).collect();
         let label = if resource.patched || resource.home.as_path() != dir {
             let kustomization = rendered.kustomization?;
-            let range = resource.via.filter(|via| via.source == kustomization).map_or_else(
-                || {
-                    self.loader.file(kustomization).file.text().find(|c: char| !c.is_whitespace()).map_or_else(
-                        || ruff_text_size::TextRange::default(),
-                        |at| ruff_text_size::TextRange::empty((at as u32).into()),
-                    )
-                },
-                |via| via.range,
-            );
+            // The `resources` entry that brought the object in, else the kustomization's first line.
+            let first = |text: &str| text.find(|c: char| !c.is_whitespace()).unwrap_or_default();
+            let range = match resource.via.filter(|via| via.source == kustomization) {
+                Some(via) => via.range,
+                None => TextRange::empty(TextSize::from(first(self.loader.file(kustomization).file.text()) as u32)),
+            };
             Some((self.file(kustomization, settings)?, range, view::overlay_label(overlay)))
         } else {
             None

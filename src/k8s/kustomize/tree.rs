@@ -59,6 +59,17 @@ impl Tree {
         Self::convert(node, source, 0)
     }
 
+    /// The tree of a mapping node with only the entries named in `keys` (the identity of an object
+    /// whose body capslint does not need).
+    pub fn from_node_keys(node: Node<'_>, source: SourceId, keys: &[&str]) -> Option<Tree> {
+        let mut tree = Tree::map(Origin { source, range: node.range() });
+        for (key, value) in node.entries() {
+            let Some(text) = key.as_str().filter(|text| keys.contains(text)) else { continue };
+            tree.set(text, Origin { source, range: key.range() }, Self::convert(value, source, 1)?);
+        }
+        Some(tree)
+    }
+
     fn convert(node: Node<'_>, source: SourceId, depth: usize) -> Option<Tree> {
         if depth > MAX_TREE_DEPTH {
             return None;

@@ -98,7 +98,7 @@ impl Provenance {
 /// Moves every range of `object`, built from emitted text, into the virtual space.
 pub fn shift(object: &mut Object) {
     let by = TextSize::from(VIRTUAL_BASE);
-    let shift = |range: &mut TextRange| *range = *range + by;
+    let shift = |range: &mut TextRange| *range += by;
     shift(&mut object.range);
     for code in &mut object.ignore {
         shift(&mut code.range);
