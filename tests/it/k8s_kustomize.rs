@@ -264,6 +264,18 @@ fn hostile_kustomizations_end_quickly() {
          containers: [{name: j, image: registry.example.com/j:1}]\n"
             .into(),
     ));
+    // A strategic merge of two lists of 20,000 variables, and of mappings of 20,000 keys.
+    let env: String = (0..20_000).map(|index| format!("        - {{name: V{index}, value: '1'}}\n")).collect();
+    let labels: String = (0..20_000).map(|index| format!("    l{index}: x\n")).collect();
+    let workload = |name: &str| {
+        format!(
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {name}\n  labels:\n{labels}spec:\n  template:\n    \
+             spec:\n      containers:\n      - name: main\n        image: registry.example.com/m:1\n        env:\n{env}"
+        )
+    };
+    files.push(("huge/kustomization.yaml".into(), "resources: [app.yaml]\npatches:\n- path: patch.yaml\n".into()));
+    files.push(("huge/app.yaml".into(), workload("app")));
+    files.push(("huge/patch.yaml".into(), workload("app")));
     // Two kustomizations that include each other.
     files.push(("ping/kustomization.yaml".into(), "resources: [../pong]\n".into()));
     files.push(("pong/kustomization.yaml".into(), "resources: [../ping]\n".into()));
@@ -277,6 +289,8 @@ fn hostile_kustomizations_end_quickly() {
     assert!(stderr.contains("ping -> pong -> ping") || stderr.contains("pong -> ping -> pong"), "{stderr}");
     // The object with 3,000 patches is rendered and checked.
     assert!(stdout.contains("many/job.yaml:7:"), "{stdout}");
+    // The huge merge is rendered and checked too, at the base's container.
+    assert!(stdout.contains("huge/app.yaml:"), "{stdout}");
 }
 
 /// Where a render's objects are written, for the fixtures listed above.

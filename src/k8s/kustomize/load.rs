@@ -627,7 +627,7 @@ impl Loader {
                 .filter(|(_, resource)| selector.matches(&resource.identity, &resource.tree))
                 .map(|(index, _)| index)
                 .collect();
-            self.charge(chosen.len() + 1)?;
+            self.charge(rendered.resources.len() + 1)?;
             if exactly_one && chosen.len() != 1 {
                 let what =
                     if chosen.is_empty() { "matches no object of its overlay" } else { "matches several objects" };

@@ -6,6 +6,10 @@
 //! list. Every other list, and every list of another kind (a CRD), is replaced whole, as `kubectl
 //! kustomize` does. Merge keys are never replaced, so a container keeps the name written in its base.
 
+use std::collections::VecDeque;
+
+use rustc_hash::FxHashMap;
+
 use super::tree::{Data, Tree};
 
 /// The built-in kinds whose lists kustomize merges by key: `(apiVersion, kind)`.
@@ -72,19 +76,35 @@ fn merge_map(target: &mut Tree, patch: &Tree, schema: bool, keep: Option<&str>) 
         *target = strip(patch);
         return;
     }
+    let Data::Map(targets) = &mut target.data else { return };
+    // Keys are looked up, not scanned for, so a patch of many keys costs what it is long.
+    let mut positions: FxHashMap<String, usize> =
+        targets.iter().enumerate().map(|(position, (key, _))| (key.text.clone(), position)).collect();
+    let mut removed = vec![false; targets.len()];
     for (key, value) in entries {
         if key.text.starts_with('$') || Some(key.text.as_str()) == keep {
             continue;
         }
         if value.is_null() || directive(value) == Some("delete") {
-            target.remove(&key.text);
+            if let Some(position) = positions.remove(&key.text) {
+                removed[position] = true;
+            }
             continue;
         }
-        match target.get_mut(&key.text) {
-            Some(existing) => merge_value(existing, value, &key.text, schema),
-            None => target.set(&key.text, key.origin, strip(value)),
+        match positions.get(&key.text) {
+            Some(position) => merge_value(&mut targets[*position].1, value, &key.text, schema),
+            None => {
+                positions.insert(key.text.clone(), targets.len());
+                targets.push((key.clone(), strip(value)));
+                removed.push(false);
+            }
         }
     }
+    let mut position = 0;
+    targets.retain(|_| {
+        position += 1;
+        !removed[position - 1]
+    });
 }
 
 fn merge_value(target: &mut Tree, patch: &Tree, field: &str, schema: bool) {
@@ -104,15 +124,17 @@ fn merge_list(existing: &[Tree], patch: &[Tree], key: &str, schema: bool) -> Vec
         return patch.iter().filter(|item| directive(item).is_none()).map(strip).collect();
     }
     let mut used = vec![false; existing.len()];
+    // The items of each key, in order: a lookup per patch item, not a scan.
+    let mut by_key: FxHashMap<&str, VecDeque<usize>> = FxHashMap::default();
+    for (index, candidate) in existing.iter().enumerate() {
+        if let Some(value) = candidate.get(key).and_then(Tree::text) {
+            by_key.entry(value).or_default().push_back(index);
+        }
+    }
     let mut merged = Vec::with_capacity(existing.len() + patch.len());
     for item in patch {
         let wanted = item.get(key).and_then(Tree::text);
-        let found = wanted.and_then(|wanted| {
-            existing
-                .iter()
-                .enumerate()
-                .position(|(index, candidate)| !used[index] && candidate.get(key).and_then(Tree::text) == Some(wanted))
-        });
+        let found = wanted.and_then(|wanted| by_key.get_mut(wanted)).and_then(VecDeque::pop_front);
         if directive(item) == Some("delete") {
             if let Some(index) = found {
                 used[index] = true;
