@@ -74,6 +74,12 @@ pub struct RunResult {
 /// Checks every input in parallel, then the manifests together, and merges the results in a
 /// deterministic order.
 pub fn check_inputs(inputs: Vec<Input>) -> RunResult {
+    // The directories of the YAML files read from disk are where kustomizations are looked for.
+    let scanned: Vec<k8s::ScannedYaml> = inputs
+        .iter()
+        .filter(|input| input.kind == FileKind::Yaml && input.contents.is_none())
+        .map(|input| k8s::ScannedYaml { path: input.path.clone(), settings: Arc::clone(&input.settings) })
+        .collect();
     // The modules that imported names resolve through, read on demand and shared by every file.
     let project = ProjectIndex::new(std::env::current_dir().unwrap_or_default());
     let results: Vec<FileResult> = inputs.into_par_iter().map(|input| check_input_in(input, &project)).collect();
@@ -87,8 +93,9 @@ pub fn check_inputs(inputs: Vec<Input>) -> RunResult {
         manifests.extend(result.manifest);
         pod_templates.extend(result.pod_templates);
     }
-    if !manifests.is_empty() || !pod_templates.is_empty() {
-        let outcome = match catch_unwind(AssertUnwindSafe(|| k8s::check(manifests, pod_templates))) {
+    // A directory of kustomizations and inline patches has no manifest of its own, yet renders objects.
+    if !manifests.is_empty() || !pod_templates.is_empty() || !scanned.is_empty() {
+        let outcome = match catch_unwind(AssertUnwindSafe(|| k8s::check(manifests, pod_templates, &scanned))) {
             Ok(outcome) => outcome,
             Err(panic) => {
                 run.errors.push(format!("internal error while checking manifests: {}", panic_reason(&*panic)));

@@ -2,7 +2,8 @@
 //!
 //! Each file is parsed on its own, in parallel: the hostile-input guard, saphyr, then the typed model
 //! (objects, pod specs, containers, ConfigMaps). The rules run afterwards over the whole scan
-//! ([`check`]), because `envFrom` ConfigMaps, Airflow operators and VRAM budgets cross files.
+//! ([`check`]), because `envFrom` ConfigMaps, Airflow operators, kustomize overlays and VRAM budgets cross
+//! files.
 
 pub mod airflow;
 mod build;
@@ -12,7 +13,7 @@ mod exec;
 mod helm;
 mod infrastructure;
 mod kinds;
-mod kustomize;
+pub mod kustomize;
 pub mod model;
 pub(crate) mod placeholder;
 mod pod_spec_patch;
@@ -33,6 +34,7 @@ use crate::suppress::yaml::{Directive, DirectiveScan};
 use crate::yaml;
 
 pub use crate::suppress::yaml::IGNORE_ANNOTATION;
+pub use kustomize::ScannedYaml;
 pub use project::{Outcome, check};
 pub use rules::Reported;
 

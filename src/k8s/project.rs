@@ -1,6 +1,7 @@
 //! The cross-file phase: after every file is parsed (in parallel), index the ConfigMaps, merge Airflow
-//! operators into their pod templates, run the rules file by file (in parallel), sum the VRAM budgets of
-//! the whole scan, apply suppressions, and produce diagnostics in a deterministic order.
+//! operators into their pod templates, render kustomize overlays ([`super::kustomize`]), run the rules file
+//! by file and overlay object by overlay object (in parallel), sum the VRAM budgets of the whole scan,
+//! apply suppressions, and produce diagnostics in a deterministic order.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -12,6 +13,7 @@ use super::ManifestFile;
 use super::airflow::{self, View};
 use super::configmaps::{ConfigMapIndex, ConfigMapRef};
 use super::env::Env;
+use super::kustomize::{self, KustomizeView, ScannedYaml};
 use super::model::Object;
 use super::rules::{self, Checker, ContainerContext, CpuLimit, Merged, Project, Reported};
 use crate::diagnostic::{Diagnostic, Finding};
@@ -31,11 +33,13 @@ pub struct Outcome {
 }
 
 /// Runs the manifest rules over every parsed file and the Airflow operators that use them as templates.
-pub fn check(mut files: Vec<ManifestFile>, mut uses: Vec<TemplateUse>) -> Outcome {
+pub fn check(mut files: Vec<ManifestFile>, mut uses: Vec<TemplateUse>, scanned: &[ScannedYaml]) -> Outcome {
     files.sort_by(|a, b| (a.file.display_name(), a.file.path()).cmp(&(b.file.display_name(), b.file.path())));
     let mut outcome = Outcome::default();
     mark_patches_partial(&mut files);
     let views = resolve_templates(&mut files, &mut uses, &mut outcome);
+    let kustomized = kustomize::resolve(&mut files, scanned, &mut outcome.notices);
+    outcome.extra_files += kustomized.extra_files;
 
     let mut config_maps = ConfigMapIndex::default();
     for (file_index, file) in files.iter().enumerate() {
@@ -51,9 +55,13 @@ pub fn check(mut files: Vec<ManifestFile>, mut uses: Vec<TemplateUse>) -> Outcom
     for view in &views {
         views_by_object.entry((view.file, view.object)).or_default().push(view);
     }
-    let excluded: FxHashSet<(usize, usize)> = views_by_object.keys().copied().collect();
-    let mut reported: Vec<Reported> =
-        (0..files.len()).into_par_iter().flat_map_iter(|index| check_file(&project, index, &views_by_object)).collect();
+    let mut excluded: FxHashSet<(usize, usize)> = views_by_object.keys().copied().collect();
+    excluded.extend(kustomized.fragments.iter().copied());
+    let mut reported: Vec<Reported> = (0..files.len())
+        .into_par_iter()
+        .flat_map_iter(|index| check_file(&project, index, &views_by_object, &kustomized.excluded))
+        .collect();
+    reported.par_extend(kustomized.views.par_iter().flat_map_iter(|view| check_overlay(&project, view)));
     reported.extend(rules::gpu_vram_overcommit::check(&project, &excluded));
 
     let suppressions: Vec<ManifestSuppressions<'_>> = files
@@ -88,10 +96,11 @@ pub fn check(mut files: Vec<ManifestFile>, mut uses: Vec<TemplateUse>) -> Outcom
     outcome
 }
 
-/// The containers of kustomize patch files are fragments ([`super::kustomize`]): checked as partial.
+/// The containers of kustomize patch files are fragments ([`super::kustomize::patch_files`]): checked as
+/// partial, unless an overlay that applies them is rendered (then they are not checked on their own).
 fn mark_patches_partial(files: &mut [ManifestFile]) {
     let Some(cwd) = files.first().map(|file| file.settings.cwd().to_path_buf()) else { return };
-    let patches = super::kustomize::patch_files(files.iter().map(|file| file.file.path()), &cwd);
+    let patches = kustomize::patch_files::patch_files(files.iter().map(|file| file.file.path()), &cwd);
     if patches.is_empty() {
         return;
     }
@@ -160,11 +169,12 @@ fn read_template(path: &Path, cwd: &Path, use_: &TemplateUse, outcome: &mut Outc
 }
 
 /// Runs the per-container rules over one file: its objects, or their merged views when Airflow operators
-/// use them as templates.
+/// use them as templates; objects that kustomize overlays render (`rendered`) are checked through them.
 fn check_file(
     project: &Project<'_>,
     file_index: usize,
     views: &FxHashMap<(usize, usize), Vec<&View>>,
+    rendered: &FxHashSet<(usize, usize)>,
 ) -> Vec<Reported> {
     let file = &project.files[file_index];
     let mut reported = Vec::new();
@@ -177,6 +187,7 @@ fn check_file(
                     reported.extend(checker.into_reported());
                 }
             }
+            None if rendered.contains(&(file_index, object_index)) => {}
             None => {
                 let mut checker = Checker::new(file.rules, file.settings.strict, None);
                 check_object(&mut checker, project, file_index, object_index, object);
@@ -185,6 +196,15 @@ fn check_file(
         }
     }
     reported
+}
+
+/// Runs the per-container rules over one object of a kustomize overlay, placing what they report in the
+/// files that wrote each value.
+fn check_overlay(project: &Project<'_>, view: &KustomizeView) -> Vec<Reported> {
+    let file = &project.files[view.file];
+    let mut checker = Checker::new(file.rules, file.settings.strict, None).placed_by(&view.provenance);
+    check_object(&mut checker, project, view.file, view.object, &view.merged);
+    checker.into_reported()
 }
 
 fn check_object<'p>(

@@ -18,6 +18,7 @@ mod integrations_precommit;
 mod k8s_cli;
 mod k8s_fixtures;
 mod k8s_hostile;
+mod k8s_kustomize;
 mod no_panic;
 mod notebooks;
 mod python_fixtures;

@@ -19,6 +19,7 @@ use ruff_text_size::TextRange;
 use super::ManifestFile;
 use super::configmaps::ConfigMapIndex;
 use super::env::Env;
+use super::kustomize::Provenance;
 use super::model::{Container, Object, Pod, Resource};
 use super::quantity::Quantity;
 use crate::diagnostic::Finding;
@@ -199,13 +200,22 @@ pub struct Checker<'p> {
     rules: RuleSet,
     strict: bool,
     merged: Option<&'p Merged>,
+    provenance: Option<&'p Provenance>,
     out: Vec<Reported>,
 }
 
 impl<'p> Checker<'p> {
     /// A checker for a file with `rules`; `merged` marks a view through an Airflow operator.
     pub fn new(rules: RuleSet, strict: bool, merged: Option<&'p Merged>) -> Self {
-        Checker { rules, strict, merged, out: Vec::new() }
+        Checker { rules, strict, merged, provenance: None, out: Vec::new() }
+    }
+
+    /// Marks a view of a kustomize overlay: what is reported is placed where `provenance` says each
+    /// value is written.
+    #[must_use]
+    pub fn placed_by(mut self, provenance: &'p Provenance) -> Self {
+        self.provenance = Some(provenance);
+        self
     }
 
     /// Whether `rule` runs.
@@ -222,19 +232,22 @@ impl<'p> Checker<'p> {
     pub fn report(&mut self, context: &ContainerContext<'p>, finding: Finding) {
         let lines = vec![(context.file, finding.range.start()), (context.file, context.container.anchor.start())];
         let owners = vec![(context.file, context.object_index)];
-        self.push(Reported { file: context.file, finding, owners, lines });
+        self.push(context, Reported { file: context.file, finding, owners, lines });
     }
 
     /// Reports a finding placed elsewhere (in a ConfigMap), suppressible there and at the container.
     pub fn report_at(&mut self, context: &ContainerContext<'p>, file: usize, object: usize, finding: Finding) {
         let lines = vec![(file, finding.range.start()), (context.file, context.container.anchor.start())];
         let owners = vec![(file, object), (context.file, context.object_index)];
-        self.push(Reported { file, finding, owners, lines });
+        self.push(context, Reported { file, finding, owners, lines });
     }
 
-    fn push(&mut self, mut reported: Reported) {
+    fn push(&mut self, context: &ContainerContext<'p>, mut reported: Reported) {
         if !self.enabled(reported.finding.rule) {
             return;
+        }
+        if let Some(provenance) = self.provenance {
+            provenance.place(&mut reported, context.project.files);
         }
         if let Some(merged) = self.merged {
             reported.finding = reported.finding.related(Arc::clone(&merged.dag), merged.call, merged.text.clone());

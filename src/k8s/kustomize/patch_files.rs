@@ -1,8 +1,9 @@
-//! kustomize patches are fragments, not workloads: a strategic-merge patch names a Deployment and the
-//! one container field it changes, and gets the rest (image, limits, env) from the base when kustomize
-//! renders the overlay. A manifest file that a `kustomization.yaml` of its directory or one above lists
-//! under `patches`, `patchesStrategicMerge` or `patchesJson6902` has its containers checked as partial:
-//! values it writes are checked, values it leaves out are not reported missing.
+//! The fallback for kustomize patches whose overlay is not rendered (a remote base, a Helm chart, an
+//! overlay outside the scan): a strategic-merge patch names a Deployment and the one container field it
+//! changes, and gets the rest (image, limits, env) from the base. A manifest file that a
+//! `kustomization.yaml` of its directory or one above lists under `patches`, `patchesStrategicMerge` or
+//! `patchesJson6902` has its containers checked as partial: values it writes are checked, values it
+//! leaves out are not reported missing.
 
 use std::path::{Path, PathBuf};
 
@@ -11,8 +12,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use crate::paths;
 use crate::yaml::{self, Node};
 
-/// The file names kustomize reads as a kustomization.
-const KUSTOMIZATION_FILES: &[&str] = &["kustomization.yaml", "kustomization.yml", "Kustomization"];
+use super::load::KUSTOMIZATION_FILES;
 
 /// How many directories above a manifest a kustomization that patches it may be (an overlay's
 /// `patches/` directory, a component's subdirectory).
