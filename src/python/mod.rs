@@ -18,7 +18,7 @@ use ruff_python_ast::PySourceType;
 use ruff_python_ast::token::TokenKind;
 use ruff_python_ast::visitor::Visitor;
 use ruff_python_parser::parse_unchecked_source;
-use ruff_text_size::TextRange;
+use ruff_text_size::{TextRange, TextSize};
 
 use crate::diagnostic::Finding;
 use crate::registry::Rule;
@@ -162,25 +162,64 @@ fn analyse(
     if let Err(refusal) = prescan::after_parsing(text, parsed.tokens(), pending) {
         return refused(refusal, rules);
     }
-    let comments = parsed
+    let comments: Vec<TextRange> = parsed
         .tokens()
         .iter()
         .filter(|token| token.kind() == TokenKind::Comment)
         .map(ruff_text_size::Ranged::range)
         .collect();
-    if let Some(error) = parsed.errors().first() {
-        let mut findings = Vec::new();
-        if rules.contains(Rule::SyntaxError) {
-            findings.push(
-                Finding::new(Rule::SyntaxError, error.location, format!("Python syntax error: {}", error.error))
-                    .label("cannot parse this")
-                    .help("fix the syntax; the other rules run only on files that parse"),
-            );
+    let Some(error) = parsed.errors().first() else {
+        let module = parsed.syntax();
+        return run_rules(text, &module.body, cells, rules, settings, project, comments);
+    };
+    let syntax_error = rules.contains(Rule::SyntaxError).then(|| {
+        Finding::new(Rule::SyntaxError, error.location, format!("Python syntax error: {}", error.error))
+            .label("cannot parse this")
+            .help("fix the syntax; the other rules run only on code that parses")
+    });
+    // A notebook's cell that does not parse (Python 2, a shell session pasted in) leaves the other
+    // cells readable, as they are when the notebook runs: those cells are blanked and the rest checked.
+    if let Some(cells) = cells
+        && let Some(blanked) = blank_cells(text, cells, parsed.errors().iter().map(|error| error.location.start()))
+    {
+        let reparsed = parse_unchecked_source(&blanked, source_type);
+        if reparsed.errors().is_empty() {
+            let mut outcome =
+                run_rules(&blanked, &reparsed.syntax().body, Some(cells), rules, settings, project, comments);
+            outcome.findings.extend(syntax_error);
+            return outcome;
         }
-        return PythonOutcome { findings, comments, ..PythonOutcome::default() };
     }
-    let module = parsed.syntax();
-    let model = semantic::SemanticModel::build(&module.body);
+    PythonOutcome { findings: syntax_error.into_iter().collect(), comments, ..PythonOutcome::default() }
+}
+
+/// The text with every character of the cells that hold the `errors` replaced by a space (line breaks
+/// kept), so every offset stays where it was; `None` when an error is outside every cell.
+fn blank_cells(text: &str, cells: &CellMap, errors: impl Iterator<Item = TextSize>) -> Option<String> {
+    let mut bytes = text.as_bytes().to_vec();
+    for error in errors {
+        let range = cells.cell_range(error)?;
+        for byte in &mut bytes[usize::from(range.start())..usize::from(range.end()).min(text.len())] {
+            if !matches!(byte, b'\n' | b'\r') {
+                *byte = b' ';
+            }
+        }
+    }
+    // Only ASCII spaces replaced whole cells' bytes, so the text is still UTF-8.
+    String::from_utf8(bytes).ok()
+}
+
+/// Runs the enabled rules over a module that parsed.
+fn run_rules(
+    text: &str,
+    body: &[ruff_python_ast::Stmt],
+    cells: Option<&CellMap>,
+    rules: RuleSet,
+    settings: &Settings,
+    project: Option<ProjectContext<'_>>,
+    comments: Vec<TextRange>,
+) -> PythonOutcome {
+    let model = semantic::SemanticModel::build(body);
     let caps = CapNames::for_settings(settings);
     let budget = budget::Budget::for_source(text.len());
     let mut resolver = resolve::Resolver::new(&model, &caps, &budget);
@@ -195,7 +234,7 @@ fn analyse(
     {
         checker.collect_pod_templates();
     }
-    checker.visit_body(&module.body);
+    checker.visit_body(body);
     let (findings, pod_templates) = checker.into_parts();
     if budget.is_exhausted() {
         // A partial analysis would report some findings and miss others: report the file instead.

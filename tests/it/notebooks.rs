@@ -575,3 +575,20 @@ proptest! {
         assert_survives("edited.ipynb", &bytes);
     }
 }
+
+#[test]
+fn a_cell_that_does_not_parse_leaves_the_other_cells_checked() {
+    let text = notebook(&[
+        ("code", "from sklearn.ensemble import RandomForestClassifier\n"),
+        ("code", "print \"python 2\"\n"),
+        ("code", "model = RandomForestClassifier(n_jobs=-1)\n"),
+        ("code", "def broken(:\n    pass\n"),
+        ("code", "other = RandomForestClassifier(n_jobs=-2)\n"),
+    ]);
+    let found = places(&lint_text("py2.ipynb", &text));
+    assert_eq!(
+        found,
+        [(2, 1, "CAP001".to_string()), (3, 1, "CAP101".to_string()), (5, 1, "CAP101".to_string())],
+        "the syntax error is reported once, at the first cell that does not parse, and the cells that parse are checked"
+    );
+}
