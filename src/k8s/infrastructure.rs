@@ -20,6 +20,15 @@ const INFRASTRUCTURE_IMAGES: &[&str] = &[
     "oauth2-proxy",
     "cloud-sql-proxy",
     "kube-rbac-proxy",
+    // Service mesh and cluster services.
+    "pilot",
+    "ztunnel",
+    "install-cni",
+    "coredns",
+    "metrics-server",
+    "kube-state-metrics",
+    "dex",
+    "kiali",
     // Caches, databases and brokers.
     "redis",
     "valkey",
@@ -134,6 +143,7 @@ mod tests {
             "curlimages/curl:8.8.0",
             "NGINX:latest",
             "argoproj/argosay:v2",
+            "docker.io/istio/pilot:1.26.0",
             "volcanosh/vc-scheduler:latest",
             "ghcr.io/kubeflow/trainer/trainer-controller-manager:v2.0.0",
             "gcr.io/google.com/cloudsdktool/google-cloud-cli:stable",

@@ -35,6 +35,14 @@ impl WordSearch {
     }
 }
 
+/// The first word of each of [`python::PREFILTER_WORD_PAIRS`] as a search, with the second word.
+fn pair_searches() -> &'static [(WordSearch, &'static str)] {
+    static SEARCHES: OnceLock<Vec<(WordSearch, &'static str)>> = OnceLock::new();
+    SEARCHES.get_or_init(|| {
+        python::PREFILTER_WORD_PAIRS.iter().map(|(first, second)| (WordSearch::new(&[first]), *second)).collect()
+    })
+}
+
 fn python_prefilter() -> &'static WordSearch {
     static SEARCH: OnceLock<WordSearch> = OnceLock::new();
     SEARCH.get_or_init(|| WordSearch::new(&python::prefilter_words()))
@@ -53,6 +61,7 @@ fn called_names() -> &'static [&'static str] {
 pub fn may_have_findings(text: &str) -> bool {
     let search = python_prefilter();
     search.is_match(text)
+        || pair_searches().iter().any(|(first, second)| first.is_match(text) && text.contains(second))
         || called_names().iter().any(|name| spelling::called_after_a_gap(text, name))
         || spelling::unfolded(text).iter().any(|unfolded| search.is_match(unfolded))
 }
@@ -67,6 +76,9 @@ mod tests {
         assert!(may_have_findings("f(**{\"n_\" \"jobs\": -1})\n"));
         assert!(may_have_findings("@task.kubernetes (image=\"python\")\ndef f(): ...\n"));
         assert!(!may_have_findings("import json\nprint(json.dumps({}))\n"));
+        // A project's operator, imported from another module: its name and the keyword every call writes.
+        assert!(may_have_findings("from plugins import TrainOperator\nTrainOperator(task_id=\"t\")\n"));
+        assert!(!may_have_findings("from scipy.sparse.linalg import LinearOperator\nLinearOperator((2, 2), f)\n"));
     }
 
     #[test]
