@@ -11,41 +11,67 @@ use aho_corasick::AhoCorasick;
 
 use crate::python;
 
-/// A multi-pattern substring search: SIMD (Teddy) where the CPU has it, an automaton otherwise.
+/// A multi-pattern substring search, in one pass: SIMD (Teddy) where the CPU has it, an automaton
+/// otherwise. It matches a text that contains any of its words, or both words of one of its pairs.
 pub struct WordSearch {
     packed: Option<aho_corasick::packed::Searcher>,
     automaton: AhoCorasick,
+    /// How many patterns are single words; the pairs' words follow them.
+    singles: usize,
+    /// The pairs, as pattern indexes.
+    pairs: Vec<(usize, usize)>,
 }
 
 impl WordSearch {
     /// A search for any of `words`.
     pub fn new(words: &[&str]) -> Self {
+        Self::with_pairs(words, &[])
+    }
+
+    /// A search for any of `words`, or both words of one of `pairs`.
+    pub fn with_pairs(words: &[&str], pairs: &[(&str, &str)]) -> Self {
+        let mut patterns: Vec<&str> = words.to_vec();
+        let mut indexes = Vec::new();
+        for (first, second) in pairs {
+            patterns.extend([*first, *second]);
+            indexes.push((patterns.len() - 2, patterns.len() - 1));
+        }
+        assert!(patterns.len() - words.len() <= 64, "pair words fit the bit set of a search");
         WordSearch {
-            packed: aho_corasick::packed::Searcher::new(words.iter().copied()),
-            automaton: AhoCorasick::new(words).expect("prefilter words are valid patterns"),
+            packed: aho_corasick::packed::Searcher::new(patterns.iter().copied()),
+            automaton: AhoCorasick::new(&patterns).expect("prefilter words are valid patterns"),
+            singles: words.len(),
+            pairs: indexes,
         }
     }
 
-    /// Whether `text` contains any of the words.
+    /// Whether `text` contains any of the words, or both words of a pair.
     pub fn is_match(&self, text: &str) -> bool {
+        if self.pairs.is_empty() {
+            return match &self.packed {
+                Some(packed) => packed.find(text).is_some(),
+                None => self.automaton.is_match(text),
+            };
+        }
+        let mut seen = 0u64;
+        let mut completes = |pattern: usize| {
+            if pattern < self.singles {
+                return true;
+            }
+            seen |= 1 << (pattern - self.singles);
+            let has = |index: usize| seen & (1 << (index - self.singles)) != 0;
+            self.pairs.iter().any(|&(first, second)| has(first) && has(second))
+        };
         match &self.packed {
-            Some(packed) => packed.find(text).is_some(),
-            None => self.automaton.is_match(text),
+            Some(packed) => packed.find_iter(text).any(|found| completes(found.pattern().as_usize())),
+            None => self.automaton.find_iter(text).any(|found| completes(found.pattern().as_usize())),
         }
     }
-}
-
-/// The first word of each of [`python::PREFILTER_WORD_PAIRS`] as a search, with the second word.
-fn pair_searches() -> &'static [(WordSearch, &'static str)] {
-    static SEARCHES: OnceLock<Vec<(WordSearch, &'static str)>> = OnceLock::new();
-    SEARCHES.get_or_init(|| {
-        python::PREFILTER_WORD_PAIRS.iter().map(|(first, second)| (WordSearch::new(&[first]), *second)).collect()
-    })
 }
 
 fn python_prefilter() -> &'static WordSearch {
     static SEARCH: OnceLock<WordSearch> = OnceLock::new();
-    SEARCH.get_or_init(|| WordSearch::new(&python::prefilter_words()))
+    SEARCH.get_or_init(|| WordSearch::with_pairs(&python::prefilter_words(), python::PREFILTER_WORD_PAIRS))
 }
 
 /// The names of the prefilter words that end with a call's `(` (`kubernetes(`), which Python also reads
@@ -61,7 +87,6 @@ fn called_names() -> &'static [&'static str] {
 pub fn may_have_findings(text: &str) -> bool {
     let search = python_prefilter();
     search.is_match(text)
-        || pair_searches().iter().any(|(first, second)| first.is_match(text) && text.contains(second))
         || called_names().iter().any(|name| spelling::called_after_a_gap(text, name))
         || spelling::unfolded(text).iter().any(|unfolded| search.is_match(unfolded))
 }
@@ -79,6 +104,16 @@ mod tests {
         // A project's operator, imported from another module: its name and the keyword every call writes.
         assert!(may_have_findings("from plugins import TrainOperator\nTrainOperator(task_id=\"t\")\n"));
         assert!(!may_have_findings("from scipy.sparse.linalg import LinearOperator\nLinearOperator((2, 2), f)\n"));
+    }
+
+    #[test]
+    fn a_pair_matches_only_with_both_words_in_any_order() {
+        let search = WordSearch::with_pairs(&["alpha"], &[("beta", "gamma")]);
+        assert!(search.is_match("gamma then beta"));
+        assert!(search.is_match("beta, gamma"));
+        assert!(!search.is_match("beta beta beta"));
+        assert!(!search.is_match("gamma"));
+        assert!(search.is_match("alpha"));
     }
 
     #[test]
