@@ -101,9 +101,7 @@ mod tests {
     use super::*;
 
     fn parse(text: &str) -> Tree {
-        let mut found = None;
-        crate::yaml::for_each_document(text, |document| found = Tree::from_node(document, 0)).unwrap();
-        found.unwrap()
+        crate::k8s::kustomize::tree::parse_document(text, 0)
     }
 
     #[test]

@@ -184,11 +184,7 @@ fn same(a: &Tree, b: &Tree) -> bool {
 mod tests {
     use super::*;
 
-    fn tree(text: &str, source: u32) -> Tree {
-        let mut found = None;
-        crate::yaml::for_each_document(text, |document| found = Tree::from_node(document, source)).unwrap();
-        found.unwrap()
-    }
+    use crate::k8s::kustomize::tree::parse_document as tree;
 
     #[test]
     fn operations_on_containers_env_and_resources() {

@@ -175,11 +175,7 @@ fn strip(tree: &Tree) -> Tree {
 mod tests {
     use super::*;
 
-    fn tree(text: &str, source: u32) -> Tree {
-        let mut found = None;
-        crate::yaml::for_each_document(text, |document| found = Tree::from_node(document, source)).unwrap();
-        found.unwrap()
-    }
+    use crate::k8s::kustomize::tree::parse_document as tree;
 
     fn names(list: &Tree) -> Vec<String> {
         list.items().iter().map(|item| item.get("name").and_then(Tree::text).unwrap_or("?").to_string()).collect()

@@ -203,14 +203,20 @@ impl Tree {
     }
 }
 
+/// The tree of the one document of `text`, read from `source` (for tests).
+#[cfg(test)]
+pub(super) fn parse_document(text: &str, source: SourceId) -> Tree {
+    let mut found = None;
+    crate::yaml::for_each_document(text, |document| found = Tree::from_node(document, source)).unwrap();
+    found.unwrap()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn tree(text: &str) -> Tree {
-        let mut found = None;
-        crate::yaml::for_each_document(text, |document| found = Tree::from_node(document, 7)).unwrap();
-        found.unwrap()
+        parse_document(text, 7)
     }
 
     #[test]
