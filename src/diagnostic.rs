@@ -81,6 +81,25 @@ impl Finding {
         self
     }
 
+    /// Names the places in other files at the end of the message (`(see settings.py:3:1)`), for the
+    /// one-line formats, which show no labels.
+    #[must_use]
+    pub fn naming_related_places(mut self) -> Self {
+        if self.related.is_empty() {
+            return self;
+        }
+        let places: Vec<String> = self
+            .related
+            .iter()
+            .map(|related| {
+                let location = related.file.location(related.range.start());
+                format!("{}:{}:{}", related.file.display_name(), location.row, location.column)
+            })
+            .collect();
+        self.message.push_str(&format!(" (see {})", places.join(", ")));
+        self
+    }
+
     /// Adds a labelled span in another file.
     #[must_use]
     pub fn related(mut self, file: Arc<SourceFile>, range: TextRange, text: impl Into<String>) -> Self {

@@ -113,17 +113,18 @@ fn repository(image: &str) -> String {
 
 /// Whether `image` is infrastructure software that runs no OpenMP or BLAS pools.
 pub fn is_infrastructure(image: &str) -> bool {
-    let repository = repository(image);
-    INFRASTRUCTURE_IMAGES.contains(&repository.as_str())
-        || INFRASTRUCTURE_SUFFIXES.iter().any(|suffix| repository.ends_with(suffix))
+    is_known(&repository(image))
 }
 
 /// Whether a container's name is that of infrastructure software (`name: envoy`, `name: istio-proxy`,
 /// `name: fluent-bit` over a mirrored image of another name).
 pub fn is_infrastructure_name(name: &str) -> bool {
-    let name = name.to_ascii_lowercase();
-    INFRASTRUCTURE_IMAGES.contains(&name.as_str())
-        || INFRASTRUCTURE_SUFFIXES.iter().any(|suffix| name.ends_with(suffix))
+    is_known(&name.to_ascii_lowercase())
+}
+
+/// Whether a lower-case repository or container name is on the list or has an infrastructure suffix.
+fn is_known(name: &str) -> bool {
+    INFRASTRUCTURE_IMAGES.contains(&name) || INFRASTRUCTURE_SUFFIXES.iter().any(|suffix| name.ends_with(suffix))
 }
 
 #[cfg(test)]

@@ -16,7 +16,7 @@ use super::env::Env;
 use super::kustomize::{self, KustomizeView, ScannedYaml};
 use super::model::Object;
 use super::rules::{self, Checker, ContainerContext, CpuLimit, Merged, Project, Reported};
-use crate::diagnostic::{Diagnostic, Finding};
+use crate::diagnostic::Diagnostic;
 use crate::pod_template::TemplateUse;
 use crate::source::SourceFile;
 use crate::suppress::{self, ManifestSuppressions, Scope};
@@ -88,7 +88,7 @@ pub fn check(mut files: Vec<ManifestFile>, mut uses: Vec<TemplateUse>, scanned: 
             let manifest = &files[file];
             Diagnostic {
                 severity: manifest.settings.severity(finding.rule),
-                finding: name_related_locations(finding),
+                finding: finding.naming_related_places(),
                 file: Arc::clone(&manifest.file),
             }
         })
@@ -264,21 +264,4 @@ fn merge_duplicates(mut reported: Vec<Reported>) -> Vec<Reported> {
         merged.push(item);
     }
     merged
-}
-
-/// Names the locations in other files in the message, for the one-line formats.
-fn name_related_locations(mut finding: Finding) -> Finding {
-    if finding.related.is_empty() {
-        return finding;
-    }
-    let locations: Vec<String> = finding
-        .related
-        .iter()
-        .map(|related| {
-            let location = related.file.location(related.range.start());
-            format!("{}:{}:{}", related.file.display_name(), location.row, location.column)
-        })
-        .collect();
-    finding.message.push_str(&format!(" (see {})", locations.join(", ")));
-    finding
 }

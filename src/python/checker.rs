@@ -129,22 +129,12 @@ impl<'m, 'a> Checker<'m, 'a> {
 
     /// Points a finding at a related place: drawn as a secondary label when it is within a few lines of
     /// the primary span (miette draws every line in between), otherwise named by its line in the label.
+    /// A place in another module is a related location, named in the message when reported.
     #[must_use]
-    /// A place in another module is added as a related location and named in the message.
     pub fn point_to(&self, mut finding: Finding, related: impl Into<Site>, text: &str) -> Finding {
         let related = match related.into() {
             Site::Here(range) => range,
-            Site::Elsewhere { file, range } => {
-                // Named in the message too, as manifests' related places are, for the one-line formats.
-                let location = file.location(range.start());
-                finding.message.push_str(&format!(
-                    " (see {}:{}:{})",
-                    file.display_name(),
-                    location.row,
-                    location.column
-                ));
-                return finding.related(file, range, text);
-            }
+            Site::Elsewhere { file, range } => return finding.related(file, range, text),
         };
         if finding.range.contains_range(related) {
             return finding;
@@ -174,7 +164,7 @@ impl<'m, 'a> Checker<'m, 'a> {
     /// Reports a finding once per rule and span.
     pub fn report(&mut self, finding: Finding) {
         if self.enabled(finding.rule) && self.reported.insert((finding.rule, finding.range)) {
-            self.findings.push(finding);
+            self.findings.push(finding.naming_related_places());
         }
     }
 
