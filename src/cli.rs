@@ -1,9 +1,10 @@
-//! The command line: `check`, `rule`, `config`, `runtime`, `exec`.
+//! The command line: `check`, `rule`, `config`, `runtime`, `exec`, `completion`.
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
+use crate::color::ColorChoice;
 use crate::commands::{check, config, rule};
 use crate::runtime;
 
@@ -14,6 +15,10 @@ pub struct Cli {
     /// The subcommand to run.
     #[command(subcommand)]
     pub command: Command,
+    /// When to color the output: `auto` colors a terminal unless `NO_COLOR` is set, and anything when
+    /// `FORCE_COLOR` or `CLICOLOR_FORCE` is.
+    #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto, value_name = "WHEN")]
+    pub color: ColorChoice,
 }
 
 /// The subcommands.
@@ -29,6 +34,16 @@ pub enum Command {
     Runtime(runtime::RuntimeArgs),
     /// Set every thread cap from the pod's CPU limit, then replace this process with CMD.
     Exec(runtime::ExecArgs),
+    /// Print a shell completion script (bash, elvish, fish, powershell, zsh) to standard output.
+    Completion(CompletionArgs),
+}
+
+/// Arguments of `capslint completion`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct CompletionArgs {
+    /// The shell to complete in.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
 }
 
 /// Entry point of the binary.
@@ -41,6 +56,7 @@ pub fn main() -> ExitCode {
             return ExitCode::from(code);
         }
     };
+    crate::color::set_choice(cli.color);
     match &cli.command {
         Command::Check(args) => {
             // A panic while checking one file becomes that file's diagnostic; do not also print it raw.
@@ -58,6 +74,10 @@ pub fn main() -> ExitCode {
             let mut args = args.clone();
             args.limit_env = args.limit_env.or_else(configured_limit_env);
             runtime::run_exec(&args)
+        }
+        Command::Completion(args) => {
+            clap_complete::generate(args.shell, &mut Cli::command(), "capslint", &mut std::io::stdout());
+            ExitCode::SUCCESS
         }
     }
 }

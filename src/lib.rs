@@ -5,6 +5,7 @@
 pub mod atomic;
 pub mod baseline;
 pub mod cli;
+pub mod color;
 pub mod commands;
 pub mod config;
 pub mod diagnostic;

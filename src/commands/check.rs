@@ -1,6 +1,6 @@
 //! `capslint check`: discover, check in parallel, report, and map the outcome to an exit code.
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -63,6 +63,18 @@ pub struct CheckArgs {
     /// Apply `exclude` patterns to files named on the command line too (for pre-commit).
     #[arg(long)]
     pub force_exclude: bool,
+    /// Print the findings only: no summary line, no notes.
+    #[arg(short, long, conflicts_with = "silent")]
+    pub quiet: bool,
+    /// Print nothing; the exit code alone tells the outcome (errors still go to standard error).
+    #[arg(short, long)]
+    pub silent: bool,
+    /// List the files that would be checked, one per line, and check nothing.
+    #[arg(long, conflicts_with_all = ["show_settings", "write_baseline", "statistics"])]
+    pub show_files: bool,
+    /// Print the resolved settings of the first file that would be checked, and check nothing.
+    #[arg(long, conflicts_with_all = ["write_baseline", "statistics"])]
+    pub show_settings: bool,
     /// Parse every file, even those that contain none of the words a rule needs.
     #[arg(long, hide = true)]
     pub no_prefilter: bool,
@@ -88,7 +100,7 @@ fn config_source(args: &CheckArgs) -> Result<ConfigSource, ExitCode> {
 
 /// Renders an error that carries source spans (a configuration file) as a graphical report on stderr.
 pub fn render_error(error: &dyn miette::Diagnostic) -> String {
-    let color = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|value| value.is_empty());
+    let color = crate::color::enabled(crate::color::Stream::Stderr);
     let theme = if color { miette::GraphicalTheme::unicode() } else { miette::GraphicalTheme::unicode_nocolor() };
     let mut out = String::new();
     let handler = miette::GraphicalReportHandler::new_themed(theme).with_links(false).with_width(120);
@@ -213,13 +225,14 @@ fn report_text(args: &CheckArgs, diagnostics: &[Diagnostic], files_checked: usiz
             _ => statistics::render_text(diagnostics),
         };
     }
-    let to_terminal = args.output_file.is_none() && std::io::stdout().is_terminal();
-    let style = Style {
-        color: to_terminal && std::env::var_os("NO_COLOR").is_none_or(|value| value.is_empty()),
-        ..Style::PLAIN
+    // A report file is colored only on request: `FORCE_COLOR` is meant for logs, not for files.
+    let color = match args.output_file {
+        Some(_) => crate::color::chosen() == crate::color::ColorChoice::Always,
+        None => crate::color::enabled(crate::color::Stream::Stdout),
     };
+    let style = Style { color, ..Style::PLAIN };
     let mut out = report::render_with(format, diagnostics, &ReportContext::from_env(style, cwd));
-    if matches!(format, OutputFormat::Full | OutputFormat::Concise) {
+    if matches!(format, OutputFormat::Full | OutputFormat::Concise) && !args.quiet {
         out.push_str(&summary(diagnostics, files_checked));
     }
     out
@@ -257,6 +270,12 @@ pub fn run(args: &CheckArgs) -> ExitCode {
         Ok(found) => found,
         Err(code) => return code,
     };
+    if args.show_files {
+        return show_files(&inputs, &unread);
+    }
+    if args.show_settings {
+        return show_settings(args, &inputs, &resolver, &cwd);
+    }
     let checked: Vec<Checked> = inputs
         .iter()
         .map(|input| Checked {
@@ -269,8 +288,10 @@ pub fn run(args: &CheckArgs) -> ExitCode {
     let mut run = lint::check_inputs(inputs);
     run.errors.extend(unread);
     run.errors.sort();
-    for notice in &run.notices {
-        eprintln!("note: {}", escape_name(notice));
+    if !args.quiet && !args.silent {
+        for notice in &run.notices {
+            eprintln!("note: {}", escape_name(notice));
+        }
     }
     for error in &run.errors {
         eprintln!("error: {}", escape_name(error));
@@ -283,7 +304,9 @@ pub fn run(args: &CheckArgs) -> ExitCode {
         None => run.diagnostics,
     };
     let out = report_text(args, &diagnostics, run.files_checked, cwd);
-    if let Err(error) = emit(&out, args.output_file.as_deref()) {
+    if (!args.silent || args.output_file.is_some())
+        && let Err(error) = emit(&out, args.output_file.as_deref())
+    {
         eprintln!("error: {}", escape_name(&error));
         return ExitCode::from(2);
     }
@@ -293,6 +316,69 @@ pub fn run(args: &CheckArgs) -> ExitCode {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
+    }
+}
+
+/// `--show-files`: the files that would be checked, sorted, one per line; exit 2 when some path could not
+/// be read, as a check would.
+fn show_files(inputs: &[Input], unread: &[String]) -> ExitCode {
+    let mut names: Vec<String> = inputs.iter().map(|input| escape_name(&input.display_name).into_owned()).collect();
+    names.sort();
+    let mut out = names.join("\n");
+    if !out.is_empty() {
+        out.push('\n');
+    }
+    for error in unread {
+        eprintln!("error: {}", escape_name(error));
+    }
+    if let Err(error) = emit(&out, None) {
+        eprintln!("error: {}", escape_name(&error));
+        return ExitCode::from(2);
+    }
+    if unread.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(2) }
+}
+
+/// `--show-settings`: the resolved settings of the first file that would be checked (in path order),
+/// as `capslint config` prints them, command-line rule selection included.
+fn show_settings(args: &CheckArgs, inputs: &[Input], resolver: &SettingsResolver, cwd: &Path) -> ExitCode {
+    let Some(first) = inputs.iter().min_by(|a, b| a.path.cmp(&b.path)) else {
+        eprintln!("error: no file would be checked");
+        return ExitCode::from(2);
+    };
+    let config = if args.isolated {
+        None
+    } else if let Some(path) = &args.config {
+        match ConfigFile::load(path) {
+            Ok(config) => config,
+            Err(error) => {
+                eprint!("{}", render_error(&error));
+                return ExitCode::from(2);
+            }
+        }
+    } else {
+        let absolute = crate::paths::absolute(&first.path, cwd);
+        match crate::config::discover(absolute.parent().unwrap_or(cwd)) {
+            Ok(config) => config,
+            Err(error) => {
+                eprint!("{}", render_error(&error));
+                return ExitCode::from(2);
+            }
+        }
+    };
+    let settings = match resolver.for_file(&first.path) {
+        Ok(settings) => settings,
+        Err(error) => {
+            eprint!("{}", render_error(&error));
+            return ExitCode::from(2);
+        }
+    };
+    let out = crate::commands::config::render(&first.path, config.as_ref(), &settings, cwd, args.isolated);
+    match emit(&out, None) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("error: {}", escape_name(&error));
+            ExitCode::from(2)
+        }
     }
 }
 

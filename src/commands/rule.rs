@@ -168,7 +168,7 @@ pub fn run(args: &RuleArgs) -> ExitCode {
             println!("{}", serde_json::to_string_pretty(&RuleInfo::new(rule, true)).expect("rule serializes"));
         }
         RuleFormat::Text if std::io::stdout().is_terminal() => {
-            let color = std::env::var_os("NO_COLOR").is_none_or(|value| value.is_empty());
+            let color = crate::color::enabled(crate::color::Stream::Stdout);
             print!("{}", render_markdown(rule.documentation(), color));
         }
         RuleFormat::Text => print!("{}", rule.documentation()),

@@ -7,6 +7,7 @@
 mod support;
 
 mod cli;
+mod cli_conventions;
 mod config_files;
 mod hostile;
 mod integrations_action;

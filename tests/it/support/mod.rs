@@ -26,6 +26,8 @@ pub const LEAKY_VARIABLES: &[&str] = &[
     "CAPSLINT_OUTPUT_FORMAT",
     "CAPSLINT_OUTPUT_FILE",
     "RUST_BACKTRACE",
+    "FORCE_COLOR",
+    "CLICOLOR_FORCE",
 ];
 
 /// The repository root.
