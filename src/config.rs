@@ -39,6 +39,12 @@ pub struct Options {
     pub strict: Option<bool>,
     /// Fully qualified functions that return a bound derived from the pod's CPU limit.
     pub cap_helpers: Option<Vec<String>>,
+    /// Apply safe fixes without `--fix` (`--no-fix` turns it off again).
+    pub fix: Option<bool>,
+    /// Let `--fix` apply unsafe fixes too.
+    pub unsafe_fixes: Option<bool>,
+    /// The Python expression the CAP101 and CAP102 fixes write as a thread count (default `1`).
+    pub fix_thread_count: Option<Spanned<String>>,
     /// The variables a container must set (CAP203) and that count as cap reads in Python.
     pub thread_caps: Option<Vec<String>>,
     /// GPU tenancy settings (CAP208, CAP209).

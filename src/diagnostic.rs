@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use ruff_text_size::{TextRange, TextSize};
 
+use crate::fix::{Applicability, Fix};
 use crate::registry::{Rule, Severity};
 use crate::source::{Location, SourceFile};
 
@@ -44,6 +45,8 @@ pub struct Finding {
     pub secondary: Vec<Label>,
     /// Places in other files that explain the finding.
     pub related: Vec<Related>,
+    /// The edits that resolve it, when a rule can write them.
+    pub fix: Option<Fix>,
 }
 
 impl Finding {
@@ -57,7 +60,15 @@ impl Finding {
             help: None,
             secondary: Vec::new(),
             related: Vec::new(),
+            fix: None,
         }
+    }
+
+    /// Attaches the fix.
+    #[must_use]
+    pub fn fix(mut self, fix: Fix) -> Self {
+        self.fix = Some(fix);
+        self
     }
 
     /// Sets the label under the primary span.
@@ -167,6 +178,11 @@ impl Diagnostic {
     /// Where the primary span ends in the file as stored (see [`Diagnostic::file_start`]).
     pub fn file_end(&self) -> Location {
         self.file.file_end_location(self.end_in_cell())
+    }
+
+    /// Whether `--fix` applies its fix when fixes of `allowed` applicability (or safer) apply.
+    pub fn fixable(&self, allowed: Applicability) -> bool {
+        self.finding.fix.as_ref().is_some_and(|fix| fix.applies(allowed))
     }
 
     /// The ordering key of every report: file, then row and column, then code.

@@ -11,6 +11,7 @@ pub mod config;
 pub mod diagnostic;
 pub mod discover;
 pub mod fingerprint;
+pub mod fix;
 pub mod k8s;
 pub mod lint;
 pub mod model_config;

@@ -44,7 +44,7 @@ pub struct Input {
 }
 
 /// What checking one file produced.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct FileResult {
     /// Its diagnostics.
     pub diagnostics: Vec<Diagnostic>,
@@ -74,15 +74,30 @@ pub struct RunResult {
 /// Checks every input in parallel, then the manifests together, and merges the results in a
 /// deterministic order.
 pub fn check_inputs(inputs: Vec<Input>) -> RunResult {
-    // The directories of the YAML files read from disk are where kustomizations are looked for.
-    let scanned: Vec<k8s::ScannedYaml> = inputs
+    let scanned = scanned_yaml(&inputs);
+    // The modules that imported names resolve through, read on demand and shared by every file.
+    let project = ProjectIndex::new(std::env::current_dir().unwrap_or_default());
+    combine(check_each(inputs, &project), &scanned)
+}
+
+/// The YAML files read from disk: their directories are where kustomizations are looked for.
+pub fn scanned_yaml(inputs: &[Input]) -> Vec<k8s::ScannedYaml> {
+    inputs
         .iter()
         .filter(|input| input.kind == FileKind::Yaml && input.contents.is_none())
         .map(|input| k8s::ScannedYaml { path: input.path.clone(), settings: Arc::clone(&input.settings) })
-        .collect();
-    // The modules that imported names resolve through, read on demand and shared by every file.
-    let project = ProjectIndex::new(std::env::current_dir().unwrap_or_default());
-    let results: Vec<FileResult> = inputs.into_par_iter().map(|input| check_input_in(input, &project)).collect();
+        .collect()
+}
+
+/// The per-file phase of [`check_inputs`]: each input checked in parallel, results in input order.
+pub fn check_each(inputs: Vec<Input>, project: &ProjectIndex) -> Vec<FileResult> {
+    inputs.into_par_iter().map(|input| check_input_in(input, project)).collect()
+}
+
+/// The cross-file phase of [`check_inputs`]: the manifests (and the pod templates that DAGs name)
+/// checked together, kustomizations rendered from the directories of `scanned`, and everything merged
+/// in a deterministic order.
+pub fn combine(results: Vec<FileResult>, scanned: &[k8s::ScannedYaml]) -> RunResult {
     let mut run = RunResult { files_checked: results.len(), ..RunResult::default() };
     let mut manifests = Vec::new();
     let mut pod_templates = Vec::new();
@@ -95,7 +110,7 @@ pub fn check_inputs(inputs: Vec<Input>) -> RunResult {
     }
     // A directory of kustomizations and inline patches has no manifest of its own, yet renders objects.
     if !manifests.is_empty() || !pod_templates.is_empty() || !scanned.is_empty() {
-        let outcome = match catch_unwind(AssertUnwindSafe(|| k8s::check(manifests, pod_templates, &scanned))) {
+        let outcome = match catch_unwind(AssertUnwindSafe(|| k8s::check(manifests, pod_templates, scanned))) {
             Ok(outcome) => outcome,
             Err(panic) => {
                 run.errors.push(format!("internal error while checking manifests: {}", panic_reason(&*panic)));

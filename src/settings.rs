@@ -9,6 +9,10 @@ use crate::config::{ConfigFile, DEFAULT_GPU_RESOURCE, Options};
 use crate::registry::{Rule, Severity};
 use crate::selection::{RuleSet, UnknownSelector, resolve_selectors};
 
+/// The thread count the Python fixes write unless `fix-thread-count` says otherwise: ADR-0096's safe
+/// default, one thread per process.
+pub const DEFAULT_FIX_THREAD_COUNT: &str = "1";
+
 /// Paths skipped by default, as ruff does: virtual environments, caches, build output, VCS folders.
 pub const DEFAULT_EXCLUDES: &[&str] = &[
     ".bzr",
@@ -51,6 +55,10 @@ pub struct Overrides {
     pub strict: bool,
     /// `--no-prefilter` (for testing that the prefilter is exact).
     pub no_prefilter: bool,
+    /// `--fix` (`Some(true)`) or `--no-fix` (`Some(false)`).
+    pub fix: Option<bool>,
+    /// `--unsafe-fixes` or `--no-unsafe-fixes`.
+    pub unsafe_fixes: Option<bool>,
 }
 
 /// Which containers the thread-cap rules check (the `[containers]` table).
@@ -88,6 +96,12 @@ pub struct Settings {
     pub strict: bool,
     /// Functions that return a bound derived from the pod's CPU limit.
     pub cap_helpers: Vec<String>,
+    /// Whether `check` applies fixes (config `fix`, `--fix` / `--no-fix`).
+    pub fix: bool,
+    /// Whether unsafe fixes are applied too (config `unsafe-fixes`, `--unsafe-fixes` / `--no-unsafe-fixes`).
+    pub unsafe_fixes: bool,
+    /// The expression the Python fixes write as a thread count (config `fix-thread-count`, default `1`).
+    pub fix_thread_count: String,
     /// The thread-cap variables required in manifests and recognised as caps in Python.
     pub thread_caps: Vec<String>,
     /// The Downward API variable of `capslint runtime` / `exec`.
@@ -116,6 +130,14 @@ pub enum SettingsError {
     /// An unknown rule selector on the command line.
     #[error(transparent)]
     Selector(#[from] UnknownSelector),
+    /// `fix-thread-count` is not a Python expression.
+    #[error("`fix-thread-count = {expression:?}` is not a Python expression: {reason}")]
+    FixThreadCount {
+        /// The text configured.
+        expression: String,
+        /// The parser's message.
+        reason: String,
+    },
     /// An invalid glob.
     #[error("invalid glob `{glob}`: {source}")]
     Glob {
@@ -213,10 +235,20 @@ impl Settings {
             skip_containers: image_globs(&containers.skip_containers)?,
             builtin_infrastructure: containers.builtin_infrastructure.unwrap_or(true),
         };
+        let fix_thread_count = options
+            .fix_thread_count
+            .as_ref()
+            .map_or_else(|| DEFAULT_FIX_THREAD_COUNT.to_string(), |expression| expression.get_ref().trim().to_string());
+        if let Err(error) = ruff_python_parser::parse_expression(&fix_thread_count) {
+            return Err(SettingsError::FixThreadCount { expression: fix_thread_count, reason: error.to_string() });
+        }
         Ok(Settings {
             rules,
             strict: overrides.strict || options.strict.unwrap_or(false),
             cap_helpers: options.cap_helpers.clone().unwrap_or_default(),
+            fix: overrides.fix.or(options.fix).unwrap_or(false),
+            unsafe_fixes: overrides.unsafe_fixes.or(options.unsafe_fixes).unwrap_or(false),
+            fix_thread_count,
             thread_caps: options
                 .thread_caps
                 .clone()

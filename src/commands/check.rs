@@ -8,6 +8,7 @@ use crate::baseline::{self, Baseline, Checked};
 use crate::config::ConfigFile;
 use crate::diagnostic::Diagnostic;
 use crate::discover::{self, FileKind};
+use crate::fix::{self, Applicability};
 use crate::lint::{self, Input};
 use crate::registry::{Rule, Severity};
 use crate::report::terminal::escape_name;
@@ -63,6 +64,29 @@ pub struct CheckArgs {
     /// Apply `exclude` patterns to files named on the command line too (for pre-commit).
     #[arg(long)]
     pub force_exclude: bool,
+    /// Apply the fixes that are safe (and, with `--unsafe-fixes`, the unsafe ones), then report what
+    /// remains.
+    #[arg(long, overrides_with = "no_fix")]
+    pub fix: bool,
+    /// Do not apply fixes, even when the configuration says `fix = true`.
+    #[arg(long, overrides_with = "fix", hide = true)]
+    pub no_fix: bool,
+    /// Let fixes marked unsafe apply too (they change behaviour: review them).
+    #[arg(long, overrides_with = "no_unsafe_fixes")]
+    pub unsafe_fixes: bool,
+    /// Do not apply unsafe fixes, even when the configuration says `unsafe-fixes = true`.
+    #[arg(long, overrides_with = "unsafe_fixes", hide = true)]
+    pub no_unsafe_fixes: bool,
+    /// Apply fixes and report nothing else; exit with 0 unless something failed.
+    #[arg(long, conflicts_with_all = ["diff", "statistics"])]
+    pub fix_only: bool,
+    /// Print the fixes as a unified diff instead of writing them; exit with 1 when there is a fix.
+    #[arg(long, conflicts_with_all = ["statistics", "add_noqa"])]
+    pub diff: bool,
+    /// Add a suppression comment to every line that has a finding (`# noqa: CODE` in Python,
+    /// `# capslint: ignore[CODE]` in YAML).
+    #[arg(long, conflicts_with_all = ["fix", "fix_only", "write_baseline", "statistics"])]
+    pub add_noqa: bool,
     /// Print the findings only: no summary line, no notes.
     #[arg(short, long, conflicts_with = "silent")]
     pub quiet: bool,
@@ -216,24 +240,41 @@ fn write_baseline(run: &lint::RunResult, path: &Path, cwd: &Path) -> ExitCode {
     }
 }
 
+/// What the summary line counts besides the findings.
+struct Tally {
+    files_checked: usize,
+    /// Findings fixed by this run.
+    fixed: usize,
+    /// The applicability `--fix` applies (or would apply).
+    allowed: Applicability,
+    /// Whether this run applied fixes.
+    fixing: bool,
+}
+
 /// The report in the chosen format (or the statistics), with the summary line of the human formats.
-fn report_text(args: &CheckArgs, diagnostics: &[Diagnostic], files_checked: usize, cwd: PathBuf) -> String {
+fn report_text(
+    args: &CheckArgs,
+    diagnostics: &[Diagnostic],
+    tally: &Tally,
+    cwd: PathBuf,
+    stream: crate::color::Stream,
+) -> String {
     let format = output_format(args);
     if args.statistics {
         return match format {
-            OutputFormat::Json | OutputFormat::JsonLines => statistics::render_json(diagnostics),
-            _ => statistics::render_text(diagnostics),
+            OutputFormat::Json | OutputFormat::JsonLines => statistics::render_json(diagnostics, tally.allowed),
+            _ => statistics::render_text(diagnostics, tally.allowed),
         };
     }
     // A report file is colored only on request: `FORCE_COLOR` is meant for logs, not for files.
     let color = match args.output_file {
         Some(_) => crate::color::chosen() == crate::color::ColorChoice::Always,
-        None => crate::color::enabled(crate::color::Stream::Stdout),
+        None => crate::color::enabled(stream),
     };
-    let style = Style { color, ..Style::PLAIN };
+    let style = Style { color, width: Style::PLAIN.width, fixable: tally.allowed };
     let mut out = report::render_with(format, diagnostics, &ReportContext::from_env(style, cwd));
     if matches!(format, OutputFormat::Full | OutputFormat::Concise) && !args.quiet {
-        out.push_str(&summary(diagnostics, files_checked));
+        out.push_str(&summary(diagnostics, tally));
     }
     out
 }
@@ -251,6 +292,8 @@ pub fn run(args: &CheckArgs) -> ExitCode {
         ignore: args.ignore.clone(),
         strict: args.strict,
         no_prefilter: args.no_prefilter,
+        fix: flag(args.fix, args.no_fix),
+        unsafe_fixes: flag(args.unsafe_fixes, args.no_unsafe_fixes),
     };
     let resolver = match SettingsResolver::new(source, overrides, cwd.clone()) {
         Ok(resolver) => resolver,
@@ -285,7 +328,18 @@ pub fn run(args: &CheckArgs) -> ExitCode {
         })
         .collect();
 
-    let mut run = lint::check_inputs(inputs);
+    if args.add_noqa {
+        return crate::fix::noqa::run(inputs, unread);
+    }
+    let root = resolver.root();
+    let allowed = if root.unsafe_fixes { Applicability::Unsafe } else { Applicability::Safe };
+    let fixing = (root.fix || args.fix_only || args.diff) && args.write_baseline.is_none();
+    let (mut run, fixed) = if fixing {
+        let mut outcome = fix::run::fix_inputs(inputs, allowed);
+        (std::mem::take(&mut outcome.run), Some(outcome))
+    } else {
+        (lint::check_inputs(inputs), None)
+    };
     run.errors.extend(unread);
     run.errors.sort();
     if !args.quiet && !args.silent {
@@ -299,12 +353,44 @@ pub fn run(args: &CheckArgs) -> ExitCode {
     if let Some(path) = &args.write_baseline {
         return write_baseline(&run, path, &cwd);
     }
+    let mut stream = crate::color::Stream::Stdout;
+    let mut fixed_count = 0;
+    if let Some(outcome) = &fixed {
+        if !args.silent {
+            for note in &outcome.notes {
+                eprintln!("warning: {}", escape_name(note));
+            }
+        }
+        fixed_count = outcome.fixed_count();
+        if args.diff {
+            return print_diff(outcome, &run, args.silent);
+        }
+        if let Err(code) = write_fixed(outcome) {
+            return code;
+        }
+        if outcome.files.iter().any(|file| file.stdin) || args.paths.iter().any(|path| path.as_os_str() == "-") {
+            // As ruff does: the fixed source goes to standard output, the report to standard error.
+            stream = crate::color::Stream::Stderr;
+        }
+        if args.fix_only {
+            if !args.silent && !args.quiet {
+                let plural = if fixed_count == 1 { "" } else { "s" };
+                eprintln!("Fixed {fixed_count} finding{plural}.");
+            }
+            return if run.errors.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(2) };
+        }
+    }
     let diagnostics = match &baseline {
         Some(baseline) => baseline.apply(run.diagnostics, &checked, &cwd),
         None => run.diagnostics,
     };
-    let out = report_text(args, &diagnostics, run.files_checked, cwd);
-    if (!args.silent || args.output_file.is_some())
+    let tally = Tally { files_checked: run.files_checked, fixed: fixed_count, allowed, fixing };
+    let out = report_text(args, &diagnostics, &tally, cwd, stream);
+    if stream == crate::color::Stream::Stderr && args.output_file.is_none() {
+        if !args.silent {
+            eprint!("{out}");
+        }
+    } else if (!args.silent || args.output_file.is_some())
         && let Err(error) = emit(&out, args.output_file.as_deref())
     {
         eprintln!("error: {}", escape_name(&error));
@@ -382,19 +468,90 @@ fn show_settings(args: &CheckArgs, inputs: &[Input], resolver: &SettingsResolver
     }
 }
 
-fn summary(diagnostics: &[Diagnostic], files_checked: usize) -> String {
+/// `--diff`: the unified diff of every file the fixes change, nothing written; exit 1 when there is a
+/// change (2 when a file could not be checked).
+fn print_diff(outcome: &fix::run::Outcome, run: &lint::RunResult, silent: bool) -> ExitCode {
+    let diff: String =
+        outcome.files.iter().map(|file| fix::diff::unified(&file.display_name, &file.original, &file.fixed)).collect();
+    if !silent {
+        if let Err(error) = emit(&diff, None) {
+            eprintln!("error: {}", escape_name(&error));
+            return ExitCode::from(2);
+        }
+        let count = outcome.fixed_count();
+        if count > 0 {
+            eprintln!("Would fix {count} finding{}.", if count == 1 { "" } else { "s" });
+        } else {
+            eprintln!("No fixes to apply.");
+        }
+    }
+    if !run.errors.is_empty() {
+        ExitCode::from(2)
+    } else if outcome.files.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}
+
+/// Writes each fixed file in place (whole or not at all); standard input's fixed text goes to standard
+/// output. A file that cannot be written fails the run.
+fn write_fixed(outcome: &fix::run::Outcome) -> Result<(), ExitCode> {
+    for file in &outcome.files {
+        let written = if file.stdin {
+            emit(&file.fixed, None)
+        } else {
+            crate::atomic::write(&file.path, file.fixed.as_bytes())
+                .map_err(|error| format!("cannot write {}: {error}", file.path.display()))
+        };
+        if let Err(error) = written {
+            eprintln!("error: {}", escape_name(&error));
+            return Err(ExitCode::from(2));
+        }
+    }
+    Ok(())
+}
+
+/// `Some(true)` for `--X`, `Some(false)` for `--no-X`, `None` for neither.
+fn flag(yes: bool, no: bool) -> Option<bool> {
+    match (yes, no) {
+        (true, _) => Some(true),
+        (_, true) => Some(false),
+        _ => None,
+    }
+}
+
+fn summary(diagnostics: &[Diagnostic], tally: &Tally) -> String {
+    let plural = |count: usize, word: &str| format!("{count} {word}{}", if count == 1 { "" } else { "s" });
     let errors = diagnostics.iter().filter(|diagnostic| diagnostic.severity == Severity::Error).count();
     let warnings = diagnostics.len() - errors;
-    let files = format!("{files_checked} file{}", if files_checked == 1 { "" } else { "s" });
-    if diagnostics.is_empty() {
-        format!("All checks passed ({files} checked).\n")
-    } else {
-        let plural = |count: usize, word: &str| format!("{count} {word}{}", if count == 1 { "" } else { "s" });
-        format!(
-            "Found {} ({}, {}) in {files}.\n",
-            plural(diagnostics.len(), "finding"),
-            plural(errors, "error"),
-            plural(warnings, "warning")
-        )
+    let files = plural(tally.files_checked, "file");
+    let breakdown = format!("{}, {}", plural(errors, "error"), plural(warnings, "warning"));
+    let mut out = match (diagnostics.is_empty(), tally.fixed) {
+        (true, 0) => format!("All checks passed ({files} checked).\n"),
+        (_, 0) => format!("Found {} ({breakdown}) in {files}.\n", plural(diagnostics.len(), "finding")),
+        (true, fixed) => format!("Found {} ({fixed} fixed, 0 remaining) in {files}.\n", plural(fixed, "finding")),
+        (false, fixed) => format!(
+            "Found {} ({fixed} fixed, {} remaining: {breakdown}) in {files}.\n",
+            plural(fixed + diagnostics.len(), "finding"),
+            diagnostics.len()
+        ),
+    };
+    let fixable = diagnostics.iter().filter(|diagnostic| diagnostic.fixable(tally.allowed)).count();
+    let hidden = diagnostics
+        .iter()
+        .filter(|diagnostic| !diagnostic.fixable(tally.allowed) && diagnostic.fixable(Applicability::Unsafe))
+        .count();
+    let hidden_text = format!(
+        "{} can be enabled with the `--unsafe-fixes` option",
+        if hidden == 1 { "1 hidden fix".to_string() } else { format!("{hidden} hidden fixes") }
+    );
+    match (fixable, hidden, tally.fixing) {
+        (0, 0, _) => {}
+        (0, _, _) => out.push_str(&format!("No fixes applied or available ({hidden_text}).\n")),
+        (_, 0, false) => out.push_str(&format!("[*] {fixable} fixable with the `--fix` option.\n")),
+        (_, _, false) => out.push_str(&format!("[*] {fixable} fixable with the `--fix` option ({hidden_text}).\n")),
+        (_, _, true) => {}
     }
+    out
 }

@@ -9,8 +9,8 @@ use ruff_text_size::{TextRange, TextSize};
 
 use super::kinds::{self, ContainerNode, PodNode};
 use super::model::{
-    ConfigMapData, Container, EnvFrom, EnvFromSource, EnvSource, EnvVar, IgnoreCode, Object, Pod, Resource, Resources,
-    Value,
+    ConfigMapData, Container, ContainerLayout, EnvFrom, EnvFromSource, EnvSource, EnvVar, IgnoreCode, Object, Pod,
+    Resource, Resources, Value,
 };
 use crate::yaml::Node;
 
@@ -170,7 +170,45 @@ pub(super) fn container(found: ContainerNode<'_>, init: bool) -> Container {
         command: strings("command"),
         args: strings("args"),
         resources_open: false,
+        layout: layout(node, name_node),
     }
+}
+
+/// Where the container mapping `node` and its `env` are written (`None` when it came through an alias).
+fn layout(node: Node<'_>, name: Option<Node<'_>>) -> Option<ContainerLayout> {
+    if node.via_alias() {
+        return None;
+    }
+    let env = node.entry("env");
+    let env_items = env.and_then(|(_, list)| {
+        let first = list.items().next()?;
+        Some((first.start(), content_end(list, 0)?))
+    });
+    Some(ContainerLayout {
+        start: node.start(),
+        name: name.filter(|name| !name.via_alias()).map(Node::range),
+        env_key: env.map(|(key, _)| key.range()),
+        env_items,
+    })
+}
+
+/// Where the last scalar under `node` ends: the end of its written content, which a block collection's
+/// own range (running to the next token) overshoots. `None` past a depth of 64 or through an alias.
+fn content_end(node: Node<'_>, depth: usize) -> Option<TextSize> {
+    if depth > 64 || node.via_alias() {
+        return None;
+    }
+    if node.is_mapping() {
+        let mut end = None;
+        for (key, value) in node.entries() {
+            end = end.max(content_end(key, depth + 1)).max(content_end(value, depth + 1));
+        }
+        return end;
+    }
+    if node.is_sequence() {
+        return node.items().filter_map(|item| content_end(item, depth + 1)).max();
+    }
+    Some(node.range().end())
 }
 
 fn env_var(item: Node<'_>) -> Option<EnvVar> {

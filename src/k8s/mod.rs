@@ -10,6 +10,7 @@ mod build;
 mod configmaps;
 mod env;
 mod exec;
+mod fix;
 mod helm;
 mod infrastructure;
 mod kinds;
@@ -39,7 +40,7 @@ pub use project::{Outcome, check};
 pub use rules::Reported;
 
 /// A parsed manifest file, waiting for the cross-file phase.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct ManifestFile {
     /// The file.
     pub file: Arc<SourceFile>,

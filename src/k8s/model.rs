@@ -3,7 +3,7 @@
 //! range it was written at. Built once per file from the YAML tree; the rules read only this.
 
 pub use crate::suppress::yaml::IgnoreCode;
-use ruff_text_size::TextRange;
+use ruff_text_size::{TextRange, TextSize};
 use rustc_hash::FxHashMap;
 
 /// A scalar as Kubernetes reads it (a string), and where it is written.
@@ -94,6 +94,22 @@ pub struct Container {
     pub command: Option<Vec<String>>,
     /// `args`, when given.
     pub args: Option<Vec<String>>,
+    /// How the container is written in its file, for fixes that edit it; `None` when it is not written
+    /// there as a mapping of its own (an alias, a patch string, an operator's arguments).
+    pub layout: Option<ContainerLayout>,
+}
+
+/// Where a container's mapping and its `env` are written.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ContainerLayout {
+    /// Where the mapping starts (its first key, or `{`).
+    pub start: TextSize,
+    /// The `name` value.
+    pub name: Option<TextRange>,
+    /// The `env` key, when present.
+    pub env_key: Option<TextRange>,
+    /// The `env` list's first item and where its last scalar ends, when it is a non-empty sequence.
+    pub env_items: Option<(TextSize, TextSize)>,
 }
 
 impl Container {

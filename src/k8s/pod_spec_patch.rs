@@ -112,6 +112,7 @@ fn merge_resources(into: &mut Resources, patch: Resources) {
 
 fn relocate_container(container: &mut Container, at: TextRange) {
     container.anchor = at;
+    container.layout = None;
     relocate_resources(&mut container.resources, at);
     for variable in &mut container.env {
         relocate_env(variable, at);

@@ -42,6 +42,8 @@ pub struct Checker<'m, 'a> {
     pub functions: Vec<(&'a str, ScopeId)>,
     /// The call being assigned to a plain name by the statement being visited (`model = LGBMClassifier()`).
     pub assigned_call: Option<(TextRange, &'a str)>,
+    /// What the fixes write as a thread count.
+    pub fixes: super::fix_writer::FixWriter,
     findings: Vec<Finding>,
     reported: FxHashSet<(Rule, TextRange)>,
     lines: OnceCell<LineIndex>,
@@ -55,7 +57,13 @@ pub struct Checker<'m, 'a> {
 
 impl<'m, 'a> Checker<'m, 'a> {
     /// A checker for one module.
-    pub fn new(resolver: Resolver<'m, 'a>, rules: RuleSet, strict: bool, source: &'a str) -> Self {
+    pub fn new(
+        resolver: Resolver<'m, 'a>,
+        rules: RuleSet,
+        strict: bool,
+        source: &'a str,
+        fixes: super::fix_writer::FixWriter,
+    ) -> Self {
         Checker {
             resolver,
             rules,
@@ -65,6 +73,7 @@ impl<'m, 'a> Checker<'m, 'a> {
             contexts: Vec::new(),
             functions: Vec::new(),
             assigned_call: None,
+            fixes,
             findings: Vec::new(),
             reported: FxHashSet::default(),
             lines: OnceCell::new(),

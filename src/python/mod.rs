@@ -6,6 +6,7 @@ mod budget;
 mod checker;
 mod cli_option;
 mod env;
+mod fix_writer;
 pub mod libraries;
 mod pod_templates;
 mod prescan;
@@ -232,7 +233,8 @@ fn run_rules(
     if let Some(project) = project {
         resolver = resolver.with_project(project);
     }
-    let mut checker = checker::Checker::new(resolver, rules, settings.strict, text);
+    let fixes = fix_writer::FixWriter::new(&settings.fix_thread_count, body, text);
+    let mut checker = checker::Checker::new(resolver, rules, settings.strict, text, fixes);
     if let Some(cells) = cells {
         checker.in_notebook(cells);
     }

@@ -4,18 +4,20 @@
 
 use std::fmt::Write;
 
+use super::Style;
 use super::terminal::escape_name;
 use crate::diagnostic::Diagnostic;
 
-/// Renders one line per diagnostic.
-pub fn render(diagnostics: &[Diagnostic]) -> String {
+/// Renders one line per diagnostic; `[*]` after the code marks a finding `--fix` would fix.
+pub fn render(diagnostics: &[Diagnostic], style: Style) -> String {
     let mut out = String::new();
     for diagnostic in diagnostics {
         let _ = writeln!(
             out,
-            "{}: {} {}",
+            "{}: {}{} {}",
             super::concise_location(diagnostic, &escape_name(diagnostic.file.display_name())),
             diagnostic.rule().code(),
+            if diagnostic.fixable(style.fixable) { " [*]" } else { "" },
             escape_name(&diagnostic.finding.message)
         );
     }

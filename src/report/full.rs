@@ -17,6 +17,7 @@ use super::Style;
 use super::excerpt::{CONTEXT_LINES, Excerpt};
 use super::terminal;
 use crate::diagnostic::{Diagnostic, Label};
+use crate::fix::{Applicability, Fix};
 use crate::registry::Severity;
 
 /// One diagnostic seen through miette's eyes.
@@ -24,6 +25,8 @@ struct MietteView<'a> {
     diagnostic: &'a Diagnostic,
     message: Cow<'a, str>,
     help: Option<Cow<'a, str>>,
+    /// Whether the finding is marked fixable (`CODE [*]`).
+    fixable: bool,
     source: Excerpt<'a>,
     /// The secondary labels drawn in `source` (in a notebook, those in the primary span's cell).
     secondary: Vec<&'a Label>,
@@ -82,7 +85,8 @@ impl std::error::Error for MietteView<'_> {}
 
 impl miette::Diagnostic for MietteView<'_> {
     fn code<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {
-        Some(Box::new(self.diagnostic.rule().code()))
+        let code = self.diagnostic.rule().code();
+        Some(if self.fixable { Box::new(format!("{code} [*]")) } else { Box::new(code) })
     }
 
     fn severity(&self) -> Option<miette::Severity> {
@@ -126,7 +130,7 @@ impl miette::Diagnostic for MietteView<'_> {
 }
 
 /// The diagnostic with every file it shows cut to an excerpt.
-fn view(diagnostic: &Diagnostic) -> MietteView<'_> {
+fn view(diagnostic: &Diagnostic, fixable: Applicability) -> MietteView<'_> {
     let finding = &diagnostic.finding;
     let file = &diagnostic.file;
     let cell_of = |range: TextRange| file.cells().and_then(|cells| cells.cell_number(range.start()));
@@ -146,11 +150,28 @@ fn view(diagnostic: &Diagnostic) -> MietteView<'_> {
     MietteView {
         diagnostic,
         message: terminal::escape_text(&finding.message),
-        help: finding.help.as_deref().map(terminal::escape_text),
+        help: help_with_fix(finding.help.as_deref(), finding.fix.as_ref()),
+        fixable: diagnostic.fixable(fixable),
         source: Excerpt::new(file, file.display_name(), &ranges),
         secondary,
         related: in_other_cells.chain(in_other_files).collect(),
     }
+}
+
+/// The help line, then the fix's message with what applies it (`fix: ...`, `unsafe fix: ...`,
+/// `suggested fix: ...` for a display-only one).
+fn help_with_fix<'a>(help: Option<&'a str>, fix: Option<&'a Fix>) -> Option<Cow<'a, str>> {
+    let Some(fix) = fix else { return help.map(terminal::escape_text) };
+    let kind = match fix.applicability {
+        Applicability::Safe => "fix",
+        Applicability::Unsafe => "unsafe fix (--unsafe-fixes)",
+        Applicability::DisplayOnly => "suggested fix (not applied)",
+    };
+    let line = format!("{kind}: {}", terminal::escape_text(&fix.message));
+    Some(Cow::Owned(match help {
+        Some(help) => format!("{}\n{line}", terminal::escape_text(help)),
+        None => line,
+    }))
 }
 
 /// Renders every diagnostic, separated by blank lines.
@@ -164,7 +185,7 @@ pub fn render(diagnostics: &[Diagnostic], style: Style) -> String {
     let reports: Vec<String> = diagnostics
         .par_iter()
         .map(|diagnostic| {
-            let view = view(diagnostic);
+            let view = view(diagnostic, style.fixable);
             let mut out = String::new();
             if handler.render_report(&mut out, &view).is_err() {
                 out = format!("{}: {}\n", diagnostic.rule().code(), view.message);

@@ -6,6 +6,7 @@
 use serde::Serialize;
 
 use crate::diagnostic::Diagnostic;
+use crate::fix::Fix;
 use crate::source::Location;
 
 /// A location with ruff's key order (`column`, then `row`).
@@ -21,6 +22,41 @@ impl From<Location> for JsonLocation {
     }
 }
 
+/// A fix in ruff's schema: `applicability`, `edits` (`content`, `end_location`, `location`), `message`.
+#[derive(Serialize)]
+pub(super) struct JsonFix<'a> {
+    applicability: &'static str,
+    edits: Vec<JsonEdit<'a>>,
+    message: &'a str,
+}
+
+#[derive(Serialize)]
+struct JsonEdit<'a> {
+    content: &'a str,
+    end_location: JsonLocation,
+    location: JsonLocation,
+}
+
+impl<'a> JsonFix<'a> {
+    fn new(diagnostic: &'a Diagnostic, fix: &'a Fix) -> Self {
+        let file = &diagnostic.file;
+        let place = |offset| file.cell_location(offset).map_or_else(|| file.location(offset), |place| place.location);
+        JsonFix {
+            applicability: fix.applicability.as_str(),
+            edits: fix
+                .edits
+                .iter()
+                .map(|edit| JsonEdit {
+                    content: &edit.content,
+                    end_location: place(edit.range.end()).into(),
+                    location: place(edit.range.start()).into(),
+                })
+                .collect(),
+            message: &fix.message,
+        }
+    }
+}
+
 /// One diagnostic in ruff's JSON schema (keys in ruff's order).
 #[derive(Serialize)]
 pub(super) struct JsonDiagnostic<'a> {
@@ -28,7 +64,7 @@ pub(super) struct JsonDiagnostic<'a> {
     code: &'static str,
     end_location: JsonLocation,
     filename: &'a str,
-    fix: Option<()>,
+    fix: Option<JsonFix<'a>>,
     location: JsonLocation,
     message: &'a str,
     noqa_row: usize,
@@ -44,7 +80,7 @@ impl<'a> JsonDiagnostic<'a> {
             code: diagnostic.rule().code(),
             end_location: diagnostic.shown_end().into(),
             filename: diagnostic.file.display_name(),
-            fix: None,
+            fix: diagnostic.finding.fix.as_ref().map(|fix| JsonFix::new(diagnostic, fix)),
             location: location.into(),
             message: &diagnostic.finding.message,
             noqa_row: location.row,

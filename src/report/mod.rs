@@ -17,6 +17,7 @@ use std::path::PathBuf;
 use ruff_text_size::TextSize;
 
 use crate::diagnostic::Diagnostic;
+use crate::fix::Applicability;
 use crate::source::SourceFile;
 
 /// The output formats of `capslint check`.
@@ -47,11 +48,13 @@ pub struct Style {
     pub color: bool,
     /// The width of the graphical report.
     pub width: usize,
+    /// Findings whose fix is this safe or safer are marked fixable (`[*]`): what `--fix` would apply.
+    pub fixable: Applicability,
 }
 
 impl Style {
-    /// No color, a fixed width: stable output for files, pipes and tests.
-    pub const PLAIN: Style = Style { color: false, width: 100 };
+    /// No color, a fixed width, safe fixes marked: stable output for files, pipes and tests.
+    pub const PLAIN: Style = Style { color: false, width: 100, fixable: Applicability::Safe };
 }
 
 /// Everything a format needs besides the diagnostics: the look of the human formats, and the
@@ -113,7 +116,7 @@ pub fn render(format: OutputFormat, diagnostics: &[Diagnostic], style: Style) ->
 pub fn render_with(format: OutputFormat, diagnostics: &[Diagnostic], context: &ReportContext) -> String {
     match format {
         OutputFormat::Full => full::render(diagnostics, context.style),
-        OutputFormat::Concise => concise::render(diagnostics),
+        OutputFormat::Concise => concise::render(diagnostics, context.style),
         OutputFormat::Json => json::render(diagnostics),
         OutputFormat::JsonLines => json_lines::render(diagnostics),
         OutputFormat::Sarif => sarif::render(diagnostics, context),

@@ -108,6 +108,37 @@ struct SarifResult<'a> {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     related_locations: Vec<RelatedLocation<'a>>,
     partial_fingerprints: PartialFingerprints,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    fixes: Vec<SarifFix<'a>>,
+}
+
+/// A fix as SARIF writes it: one artifact change of replacements, with ruff's applicability in the
+/// property bag.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct SarifFix<'a> {
+    description: Text,
+    artifact_changes: [ArtifactChange<'a>; 1],
+    properties: FixProperties,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ArtifactChange<'a> {
+    artifact_location: ArtifactLocation<'a>,
+    replacements: Vec<Replacement>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Replacement {
+    deleted_region: Region,
+    inserted_content: Text,
+}
+
+#[derive(Serialize)]
+struct FixProperties {
+    applicability: &'static str,
 }
 
 #[derive(Serialize)]
@@ -239,6 +270,28 @@ fn tags(rule: Rule) -> Vec<&'static str> {
     }
 }
 
+/// The finding's fix as SARIF `fixes` (none in a notebook, whose regions point into its JSON).
+fn fixes<'a>(diagnostic: &Diagnostic, context: &ReportContext, root: &Path) -> Vec<SarifFix<'a>> {
+    let file = &diagnostic.file;
+    let Some(fix) = diagnostic.finding.fix.as_ref().filter(|fix| !fix.edits.is_empty() && file.cells().is_none())
+    else {
+        return Vec::new();
+    };
+    let replacements = fix
+        .edits
+        .iter()
+        .map(|edit| Replacement {
+            deleted_region: Region::new(file.location(edit.range.start()), file.location(edit.range.end())),
+            inserted_content: Text { text: edit.content.clone() },
+        })
+        .collect();
+    vec![SarifFix {
+        description: Text { text: fix.message.clone() },
+        artifact_changes: [ArtifactChange { artifact_location: artifact_location(file, context, root), replacements }],
+        properties: FixProperties { applicability: fix.applicability.as_str() },
+    }]
+}
+
 fn descriptor(rule: Rule) -> ReportingDescriptor {
     let page = rule.documentation();
     ReportingDescriptor {
@@ -298,6 +351,7 @@ fn result<'a>(
             },
         }],
         related_locations,
+        fixes: fixes(diagnostic, context, root),
         partial_fingerprints: PartialFingerprints { primary_location_line_hash: fingerprint.line_hash() },
     }
 }

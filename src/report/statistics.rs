@@ -5,6 +5,7 @@ use std::fmt::Write;
 use serde::Serialize;
 
 use crate::diagnostic::Diagnostic;
+use crate::fix::Applicability;
 use crate::registry::Rule;
 
 /// One rule's count.
@@ -16,16 +17,20 @@ pub struct RuleCount {
     pub name: &'static str,
     /// How many findings it produced.
     pub count: usize,
+    /// Whether `--fix` would fix some of them.
+    pub fixable: bool,
 }
 
-/// The counts per rule, by descending count, then by code.
-pub fn count(diagnostics: &[Diagnostic]) -> Vec<RuleCount> {
+/// The counts per rule, by descending count, then by code; a rule is fixable when a fix of `allowed`
+/// applicability (or safer) would apply to one of its findings.
+pub fn count(diagnostics: &[Diagnostic], allowed: Applicability) -> Vec<RuleCount> {
     let mut counts: Vec<RuleCount> = Rule::ALL
         .iter()
         .map(|rule| RuleCount {
             code: rule.code(),
             name: rule.name(),
             count: diagnostics.iter().filter(|diagnostic| diagnostic.rule() == *rule).count(),
+            fixable: diagnostics.iter().any(|diagnostic| diagnostic.rule() == *rule && diagnostic.fixable(allowed)),
         })
         .filter(|count| count.count > 0)
         .collect();
@@ -33,13 +38,15 @@ pub fn count(diagnostics: &[Diagnostic]) -> Vec<RuleCount> {
     counts
 }
 
-/// `count<TAB>code<TAB>name` lines, the count right-aligned, then a total line.
-pub fn render_text(diagnostics: &[Diagnostic]) -> String {
-    let counts = count(diagnostics);
+/// `count<TAB>code<TAB>name` lines (`[*] name` when fixable, as ruff writes it), the count
+/// right-aligned, then a total line.
+pub fn render_text(diagnostics: &[Diagnostic], allowed: Applicability) -> String {
+    let counts = count(diagnostics, allowed);
     let width = counts.iter().map(|count| count.count.to_string().len()).max().unwrap_or(1);
     let mut out = String::new();
     for count in &counts {
-        let _ = writeln!(out, "{:>width$}\t{}\t{}", count.count, count.code, count.name);
+        let marker = if count.fixable { "[*] " } else { "" };
+        let _ = writeln!(out, "{:>width$}\t{}\t{marker}{}", count.count, count.code, count.name);
     }
     let total = diagnostics.len();
     if total == 0 {
@@ -50,9 +57,9 @@ pub fn render_text(diagnostics: &[Diagnostic]) -> String {
     out
 }
 
-/// The counts as a JSON array of `{code, name, count}`.
-pub fn render_json(diagnostics: &[Diagnostic]) -> String {
-    let mut out = serde_json::to_string_pretty(&count(diagnostics)).expect("counts serialize");
+/// The counts as a JSON array of `{code, name, count, fixable}`.
+pub fn render_json(diagnostics: &[Diagnostic], allowed: Applicability) -> String {
+    let mut out = serde_json::to_string_pretty(&count(diagnostics, allowed)).expect("counts serialize");
     out.push('\n');
     out
 }

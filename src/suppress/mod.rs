@@ -20,9 +20,10 @@ pub mod yaml;
 
 pub use yaml::{ManifestSuppressions, Reported};
 
-use ruff_text_size::TextRange;
+use ruff_text_size::{TextRange, TextSize};
 
 use crate::diagnostic::Finding;
+use crate::fix::{Edit, Fix};
 use crate::registry::Rule;
 use crate::selection::RuleSet;
 use crate::source::SourceFile;
@@ -80,6 +81,32 @@ pub fn apply(scope: Scope<'_>) -> Vec<(usize, Finding)> {
 /// CAP002 for a code of an inline suppression that suppresses nothing.
 fn unused(range: TextRange, message: String, help: String) -> Finding {
     Finding::new(Rule::UnusedSuppression, range, message).label("unused").help(help)
+}
+
+/// The safe fix of an unused code: the whole comment `directive` when it is the only code (with the
+/// blanks before it, and its line when nothing else is on it), else the code with one separator.
+pub fn removal_fix(text: &str, directive: TextRange, codes: &[(String, TextRange)], index: usize) -> Fix {
+    let code = &codes[index].0;
+    if codes.len() <= 1 {
+        let start = usize::from(directive.start());
+        let line_start = text[..start].rfind('\n').map_or(0, |newline| newline + 1);
+        let blank_from = text[line_start..start].trim_end_matches([' ', '\t']).len() + line_start;
+        let end = usize::from(directive.end()).min(text.len());
+        let rest_of_line = text[end..].find('\n').map_or(&text[end..], |newline| &text[end..end + newline]);
+        let range = if blank_from == line_start && rest_of_line.trim().is_empty() {
+            // The comment is the whole line: the line goes.
+            let line_end = text[end..].find('\n').map_or(text.len(), |newline| end + newline + 1);
+            TextRange::new(TextSize::from(line_start as u32), TextSize::from(line_end as u32))
+        } else {
+            TextRange::new(TextSize::from(blank_from as u32), directive.end())
+        };
+        return Fix::safe("Remove the unused suppression comment", vec![Edit::deletion(range)]);
+    }
+    let range = match index {
+        0 => TextRange::new(codes[0].1.start(), codes[1].1.start()),
+        _ => TextRange::new(codes[index - 1].1.end(), codes[index].1.end()),
+    };
+    Fix::safe(format!("Remove `{code}` from the suppression"), vec![Edit::deletion(range)])
 }
 
 /// CAP002 for a baseline entry that matched no finding: `range` is the entry's fingerprint in the

@@ -103,16 +103,20 @@ pub(super) fn apply(findings: Vec<Finding>, comments: &[TextRange], file: &Sourc
     }
     if rules.contains(Rule::UnusedSuppression) {
         for ((_, noqa), used) in directives.iter().zip(&used) {
-            for ((code, range), used) in noqa.codes.iter().flatten().zip(used) {
+            let all = noqa.codes.as_deref().unwrap_or_default();
+            for (index, ((code, range), used)) in noqa.codes.iter().flatten().zip(used).enumerate() {
                 let Some(rule) = Rule::from_code_or_name(code).filter(|rule| rule.code() == code) else { continue };
                 if *used || !rules.contains(rule) {
                     continue;
                 }
-                kept.push(unused(
-                    *range,
-                    format!("`# noqa: {code}` suppresses nothing on this line"),
-                    format!("remove `{code}` from the `# noqa` comment"),
-                ));
+                kept.push(
+                    unused(
+                        *range,
+                        format!("`# noqa: {code}` suppresses nothing on this line"),
+                        format!("remove `{code}` from the `# noqa` comment"),
+                    )
+                    .fix(super::removal_fix(file.text(), noqa.range, all, index)),
+                );
             }
         }
     }

@@ -207,12 +207,27 @@ pub(super) fn apply(files: &[ManifestSuppressions<'_>], reported: Vec<Reported>)
                 }
                 let description = format!("`# capslint: ignore[{code}]`");
                 if let Some(finding) = unused_code(file, code, *range, &description) {
-                    kept.push((file_index, finding));
+                    let fix = directive_range(file.file.text(), directive)
+                        .map(|whole| super::removal_fix(file.file.text(), whole, &directive.codes, code_index));
+                    kept.push((
+                        file_index,
+                        match fix {
+                            Some(fix) => finding.fix(fix),
+                            None => finding,
+                        },
+                    ));
                 }
             }
         }
     }
     kept
+}
+
+/// The whole `# capslint: ignore[...]` comment, from its `#` to its `]`.
+fn directive_range(text: &str, directive: &Directive) -> Option<TextRange> {
+    let last = usize::from(directive.codes.last()?.1.end());
+    let close = last + text.get(last..)?.find(']')? + 1;
+    Some(TextRange::new(directive.start, TextSize::from(close as u32)))
 }
 
 /// CAP002 for an unused code, unless it names a rule that is not enabled for the file.

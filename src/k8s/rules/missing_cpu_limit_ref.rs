@@ -22,18 +22,19 @@ pub fn check<'p>(checker: &mut Checker<'p>, context: &ContainerContext<'p>) {
     if declared || (container.env_open && !checker.strict()) {
         return;
     }
-    checker.report(
-        context,
-        Finding::new(
-            Rule::MissingCpuLimitRef,
-            container.anchor,
-            format!(
-                "{} declares no Downward API variable for `limits.cpu`: the process cannot size its thread caps \
-                 from its CPU limit",
-                context.subject()
-            ),
-        )
-        .label("no `resourceFieldRef: limits.cpu` in `env`")
-        .help("add to `env`: `- {name: CPU_LIMIT, valueFrom: {resourceFieldRef: {resource: limits.cpu}}}`"),
-    );
+    let mut finding = Finding::new(
+        Rule::MissingCpuLimitRef,
+        container.anchor,
+        format!(
+            "{} declares no Downward API variable for `limits.cpu`: the process cannot size its thread caps from \
+             its CPU limit",
+            context.subject()
+        ),
+    )
+    .label("no `resourceFieldRef: limits.cpu` in `env`")
+    .help("add to `env`: `- {name: CPU_LIMIT, valueFrom: {resourceFieldRef: {resource: limits.cpu}}}`");
+    if let Some(fix) = crate::k8s::fix::adr_block(context) {
+        finding = finding.fix(fix);
+    }
+    checker.report(context, finding);
 }

@@ -95,12 +95,13 @@ pub fn check<'p>(checker: &mut Checker<'p>, context: &ContainerContext<'p>) {
         None => "valueFrom: {resourceFieldRef: {resource: limits.cpu}}".to_string(),
     };
     let first = caps.iter().find(|cap| missing.contains(&format!("`{cap}`"))).cloned().unwrap_or_default();
-    checker.report(
-        context,
-        Finding::new(Rule::MissingThreadCaps, context.container.anchor, message)
-            .label(format!("missing {} of {} thread caps", missing.len(), caps.len()))
-            .help(format!(
-                "add each to `env`, e.g. `- {{name: {first}, {source}}}`, or start the container with `capslint exec --`"
-            )),
-    );
+    let mut finding = Finding::new(Rule::MissingThreadCaps, context.container.anchor, message)
+        .label(format!("missing {} of {} thread caps", missing.len(), caps.len()))
+        .help(format!(
+            "add each to `env`, e.g. `- {{name: {first}, {source}}}`, or start the container with `capslint exec --`"
+        ));
+    if let Some(fix) = crate::k8s::fix::adr_block(context) {
+        finding = finding.fix(fix);
+    }
+    checker.report(context, finding);
 }

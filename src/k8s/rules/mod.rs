@@ -246,6 +246,14 @@ impl<'p> Checker<'p> {
         if !self.enabled(reported.finding.rule) {
             return;
         }
+        // The edits of a fix are in the text the rules read: a rendered overlay's or an operator's view is
+        // not a file, so there the fix is only shown.
+        if (self.provenance.is_some() || self.merged.is_some())
+            && let Some(fix) = reported.finding.fix.take()
+        {
+            let message = format!("{} (in the file that writes this container)", fix.message);
+            reported.finding.fix = Some(crate::fix::Fix::display_only(message, Vec::new()));
+        }
         if let Some(provenance) = self.provenance {
             provenance.place(&mut reported, context.project.files);
         }

@@ -36,16 +36,17 @@ pub fn check<'p>(checker: &mut Checker<'p>, context: &ContainerContext<'p>) {
         } else {
             "idle OpenMP threads spin at barriers and burn the CFS quota"
         };
-        checker.report(
-            context,
-            Finding::new(
-                Rule::OmpWaitPolicyNotPassive,
-                context.container.anchor,
-                format!("{} {why} but does not set `OMP_WAIT_POLICY=passive`: {consequence}", context.subject()),
-            )
-            .label("no `OMP_WAIT_POLICY`")
-            .help(HELP),
-        );
+        let mut finding = Finding::new(
+            Rule::OmpWaitPolicyNotPassive,
+            context.container.anchor,
+            format!("{} {why} but does not set `OMP_WAIT_POLICY=passive`: {consequence}", context.subject()),
+        )
+        .label("no `OMP_WAIT_POLICY`")
+        .help(HELP);
+        if let Some(fix) = crate::k8s::fix::adr_block(context) {
+            finding = finding.fix(fix);
+        }
+        checker.report(context, finding);
         return;
     };
     let Resolved::Literal { value, map, reference } =
@@ -77,7 +78,16 @@ pub fn check<'p>(checker: &mut Checker<'p>, context: &ContainerContext<'p>) {
             let at = reference.map_or(value.range, |reference| reference.name_range);
             checker.report(context, Finding { range: at, ..finding });
         }
-        None => checker.report(context, finding),
+        None => {
+            let fix = crate::k8s::fix::wait_policy(context.source().text(), value.range);
+            checker.report(
+                context,
+                match fix {
+                    Some(fix) => finding.fix(fix),
+                    None => finding,
+                },
+            );
+        }
     }
 }
 

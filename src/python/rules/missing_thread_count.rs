@@ -4,6 +4,7 @@ use ruff_python_ast as ast;
 use ruff_text_size::{Ranged, TextRange};
 
 use crate::diagnostic::Finding;
+use crate::fix::{Edit, Fix};
 use crate::python::checker::{Checker, call_argument, kwargs_splats};
 use crate::python::libraries::{Booster, BoosterEntry, booster_entry, is_thread_count_keyword};
 use crate::python::resolve::{DictValue, Site, Value};
@@ -60,6 +61,30 @@ fn from_keywords<'a>(checker: &Checker<'_, 'a>, call: &'a ast::ExprCall, booster
     if unknown { ThreadCount::Unknown } else { ThreadCount::Missing }
 }
 
+/// The edits adding `"key": EXPRESSION` to a params dict literal written in this file (found through a
+/// name), after its last entry written there; `None` when it is not a literal of this file.
+fn add_to_literal(checker: &Checker<'_, '_>, dict: &DictValue<'_>, key: &str) -> Option<Vec<Edit>> {
+    let literal = dict.origin.as_ref()?.here()?;
+    let text = checker.text(literal);
+    let last = dict
+        .entries
+        .iter()
+        .filter_map(|entry| entry.expr().map(|(expr, _)| expr.range()))
+        .filter(|range| literal.contains_range(*range))
+        .map(|range| range.end())
+        .max();
+    let expression = checker.fixes.expression();
+    let edit = match (text.starts_with('{'), last) {
+        (true, Some(end)) => Edit::insertion(format!(", \"{key}\": {expression}"), end),
+        (true, None) if text[1..].trim_start().starts_with('}') => {
+            Edit::insertion(format!("\"{key}\": {expression}"), literal.start() + ruff_text_size::TextSize::from(1))
+        }
+        (false, Some(end)) if text.starts_with("dict(") => Edit::insertion(format!(", {key}={expression}"), end),
+        _ => return None,
+    };
+    Some(checker.fixes.with_imports(vec![edit]))
+}
+
 /// Checks booster constructors and training calls.
 pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall, callee: Option<&str>) {
     if !checker.enabled(Rule::MissingThreadCount) {
@@ -68,14 +93,21 @@ pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall, callee: 
     let Some((booster, entry)) = callee.and_then(booster_entry) else { return };
     let display = checker.callee_display(call);
     let keyword = booster.thread_keyword(entry);
+    // Where a missing thread count can be written: the call's keywords, or the params dict literal.
+    let mut add: Option<Vec<Edit>> = None;
     let (count, range, secondary): (ThreadCount, TextRange, Option<Site>) = match entry {
-        BoosterEntry::Estimator => (from_keywords(checker, call, booster), call.func.range(), None),
+        BoosterEntry::Estimator => {
+            add = Some(checker.fixes.add_keyword(call, keyword));
+            (from_keywords(checker, call, booster), call.func.range(), None)
+        }
         BoosterEntry::Train => match call_argument(call, "params", Some(0)) {
             None => (ThreadCount::Missing, call.func.range(), None),
             Some(params) => {
                 let resolved = checker.eval(params);
                 match &resolved.value {
                     Value::Dict(dict) => {
+                        add =
+                            checker.fixes.add_entry(params, keyword).or_else(|| add_to_literal(checker, dict, keyword));
                         let origin = dict
                             .origin
                             .clone()
@@ -92,6 +124,8 @@ pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall, callee: 
         range == call.range() && checker.resolver.model().is_thread_configured(checker.scope, name)
     });
     let default = booster.default_behaviour(entry);
+    let expression = checker.fixes.expression().to_string();
+    let mut fix = None;
     let finding = match count {
         ThreadCount::Explicit => return,
         ThreadCount::Missing | ThreadCount::Unknown if configured_later => return,
@@ -102,13 +136,24 @@ pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall, callee: 
             format!("`{display}` gets its thread count from a value capslint cannot see (strict mode)"),
         )
         .label("thread count of unknown provenance"),
-        ThreadCount::DefaultNone(none_range) => Finding::new(
-            Rule::MissingThreadCount,
-            none_range.unwrap_or(range),
-            format!("`{display}` is given `{keyword}=None`, the library default: {default}"),
-        )
-        .label("explicitly the default"),
+        ThreadCount::DefaultNone(none_range) => {
+            // `n_jobs=None` or `"nthread": None` written here: the `None` is replaced.
+            let none = none_range.filter(|at| checker.text(*at).ends_with("None")).map(|at| {
+                let end = at.end();
+                TextRange::new(end - ruff_text_size::TextSize::from(4), end)
+            });
+            fix = none.map(|none| {
+                Fix::unsafe_edits(format!("Replace `None` with `{expression}`"), checker.fixes.replace(none))
+            });
+            Finding::new(
+                Rule::MissingThreadCount,
+                none_range.unwrap_or(range),
+                format!("`{display}` is given `{keyword}=None`, the library default: {default}"),
+            )
+            .label("explicitly the default")
+        }
         ThreadCount::Missing => {
+            fix = add.map(|edits| Fix::unsafe_edits(format!("Pass `{keyword}={expression}`"), edits));
             Finding::new(Rule::MissingThreadCount, range, format!("`{display}` has no thread count: {default}")).label(
                 match entry {
                     BoosterEntry::Train => format!("no `{keyword}` in these params"),
@@ -120,6 +165,9 @@ pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall, callee: 
     let mut finding = finding.help(format!(
         "pass `{keyword}` derived from the pod's CPU limit, e.g. `{keyword}=int(os.environ[\"OMP_NUM_THREADS\"])`"
     ));
+    if let Some(fix) = fix {
+        finding = finding.fix(fix);
+    }
     if let Some(origin) = secondary {
         finding = checker.point_to(finding, origin, "params defined here");
     }

@@ -5,6 +5,7 @@ use ruff_text_size::{Ranged, TextRange};
 
 use super::unbounded_joblib_parallel::Backend;
 use crate::diagnostic::Finding;
+use crate::fix::Fix;
 use crate::python::checker::{Checker, call_argument, kwargs_splats};
 use crate::python::cli_option::{self, CliOption};
 use crate::python::libraries::{
@@ -31,6 +32,8 @@ fn meaning(value: i64, booster: Option<Booster>) -> String {
     }
 }
 
+/// Reports a value that means "all cores"; `value_at` is where the value is written, which the unsafe
+/// fix replaces with the configured thread count.
 fn report(
     checker: &mut Checker<'_, '_>,
     range: TextRange,
@@ -38,6 +41,7 @@ fn report(
     value: i64,
     booster: Option<Booster>,
     resolved: &Resolved<'_>,
+    value_at: Option<TextRange>,
 ) {
     let mut finding = Finding::new(
         Rule::NJobsAllCores,
@@ -50,6 +54,10 @@ fn report(
         meaning(value, booster)
     })
     .help(HELP);
+    if let Some(at) = value_at {
+        let message = format!("Replace `{}` with `{}`", checker.text(at), checker.fixes.expression());
+        finding = finding.fix(Fix::unsafe_edits(message, checker.fixes.replace(at)));
+    }
     if let Some(binding) = resolved.binding.clone() {
         finding = checker.point_to(finding, binding, &format!("set to {value} here"));
     }
@@ -105,6 +113,7 @@ pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall, callee: 
                 value,
                 booster,
                 &resolved,
+                Some(keyword.value.range()),
             );
         } else if let Value::Unknown(unknown) = resolved.value
             && checker.strict
@@ -143,6 +152,7 @@ pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall, callee: 
                 value,
                 None,
                 &resolved,
+                Some(argument.range()),
             );
         }
     }
@@ -158,7 +168,11 @@ pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall, callee: 
                 format!("`{display}(...)` without `n_jobs` defaults to `n_jobs=-1`: every CPU of the node"),
             )
             .label("`n_jobs` defaults to -1 here")
-            .help("pass `n_jobs` explicitly, derived from the pod's CPU limit, or use `parallel_config`, whose default is unset"),
+            .help("pass `n_jobs` explicitly, derived from the pod's CPU limit, or use `parallel_config`, whose default is unset")
+            .fix(Fix::unsafe_edits(
+                format!("Pass `n_jobs={}`", checker.fixes.expression()),
+                checker.fixes.add_keyword(call, "n_jobs"),
+            )),
         );
     }
     // A params dict handed to a booster: a 0 entry means "all cores" there, a negative one everywhere.
@@ -182,7 +196,8 @@ pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall, callee: 
                         format!("`\"{}\": {}` passed to `{display}`", entry.key, entry.value_text(checker.source));
                     // An entry another module defines is reported where the dict is used, with a label there.
                     let range = if entry.is_imported() { dict_expr.range() } else { entry.range };
-                    report(checker, range, subject, value, booster, &resolved);
+                    let value_at = entry.expr().map(|(expr, _)| expr.range());
+                    report(checker, range, subject, value, booster, &resolved, value_at);
                 }
             }
         }
@@ -206,7 +221,7 @@ pub fn cli_option<'a>(checker: &mut Checker<'_, 'a>, option: &CliOption<'a>) {
     {
         let subject =
             format!("the default `{}` of the command-line option `{name}`", checker.text(option.default.range()));
-        report(checker, option.range, subject, value, None, &resolved);
+        report(checker, option.range, subject, value, None, &resolved, Some(option.default.range()));
     }
 }
 
@@ -233,6 +248,7 @@ pub fn dict_literal<'a>(checker: &mut Checker<'_, 'a>, dict: &'a ast::ExprDict) 
                 value,
                 None,
                 &resolved,
+                Some(item.value.range()),
             );
         } else if let Value::Unknown(unknown) = resolved.value
             && checker.strict
@@ -265,7 +281,7 @@ pub fn target_assignment<'a>(checker: &mut Checker<'_, 'a>, target: &'a Expr, va
         && number < 0
     {
         let range = TextRange::new(target.start(), value.end());
-        report(checker, range, format!("`{}`", checker.text(range)), number, None, &resolved);
+        report(checker, range, format!("`{}`", checker.text(range)), number, None, &resolved, Some(value.range()));
     }
 }
 
@@ -299,6 +315,7 @@ pub fn parameters<'a>(checker: &mut Checker<'_, 'a>, parameters: &'a ast::Parame
                 value,
                 None,
                 &resolved,
+                Some(default.range()),
             );
         }
     }
@@ -325,7 +342,8 @@ pub fn class_body<'a>(checker: &mut Checker<'_, 'a>, body: &'a [Stmt]) {
             && number < 0
         {
             let range = TextRange::new(stmt.start(), value.end());
-            report(checker, range, format!("the class default `{}`", checker.text(range)), number, None, &resolved);
+            let subject = format!("the class default `{}`", checker.text(range));
+            report(checker, range, subject, number, None, &resolved, Some(value.range()));
         }
     }
 }

@@ -1,0 +1,225 @@
+//! `check --fix` and `--diff`: check, apply the fixes that are allowed, check the changed files again,
+//! and repeat until nothing more applies (at most [`MAX_PASSES`] times), as ruff does. Only the files a
+//! pass changed are checked again (with the files whose findings point into them); the cross-file phase
+//! runs on every pass. A pass's result for a file is kept only when it still parses: otherwise the fixes
+//! that break it are found one by one and dropped, with a note.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+
+use super::apply::apply;
+use super::{Applicability, Fix};
+use crate::diagnostic::Diagnostic;
+use crate::discover::FileKind;
+use crate::lint::{self, Input, RunResult};
+use crate::python::ProjectIndex;
+use crate::registry::Rule;
+
+/// How many times the files are fixed and checked again before the run stops trying.
+pub const MAX_PASSES: usize = 10;
+
+/// One file the fixes changed.
+#[derive(Debug, Clone)]
+pub struct FixedFile {
+    /// Where it is (as given).
+    pub path: PathBuf,
+    /// The name shown in reports.
+    pub display_name: String,
+    /// Its text before.
+    pub original: String,
+    /// Its text after every pass.
+    pub fixed: String,
+    /// Whether it came from standard input.
+    pub stdin: bool,
+}
+
+/// What a fix run did.
+#[derive(Debug, Default)]
+pub struct Outcome {
+    /// The last check: the findings that remain.
+    pub run: RunResult,
+    /// The files changed, in input order.
+    pub files: Vec<FixedFile>,
+    /// How many findings were fixed, per rule.
+    pub fixed: BTreeMap<Rule, usize>,
+    /// Fixes left out because the file would not parse after them, or files that cannot be rewritten.
+    pub notes: Vec<String>,
+}
+
+impl Outcome {
+    /// How many findings were fixed in all.
+    pub fn fixed_count(&self) -> usize {
+        self.fixed.values().sum()
+    }
+}
+
+/// The current text of one input being fixed.
+struct Working {
+    original: String,
+    current: String,
+}
+
+/// Checks `inputs`, applying every fix of applicability `allowed` or safer, pass after pass.
+pub fn fix_inputs(inputs: Vec<Input>, allowed: Applicability) -> Outcome {
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let scanned = lint::scanned_yaml(&inputs);
+    let mut results = lint::check_each(inputs.clone(), &ProjectIndex::new(cwd.clone()));
+    let mut run = lint::combine(results.clone(), &scanned);
+    let index: HashMap<PathBuf, usize> =
+        inputs.iter().enumerate().map(|(position, input)| (input.path.clone(), position)).collect();
+    let mut working: BTreeMap<usize, Working> = BTreeMap::new();
+    let mut unfixable: Vec<usize> = Vec::new();
+    let mut outcome = Outcome::default();
+    for pass in 0..MAX_PASSES {
+        let mut changed = Vec::new();
+        for (path, diagnostics) in fixable(&run.diagnostics, allowed) {
+            let Some(&position) = index.get(path) else { continue };
+            if unfixable.contains(&position) {
+                continue;
+            }
+            let input = &inputs[position];
+            let file = &diagnostics[0].file;
+            if let std::collections::btree_map::Entry::Vacant(slot) = working.entry(position) {
+                match editable_text(input, file.text(), file.cells().is_some()) {
+                    Ok(text) => {
+                        slot.insert(Working { original: text.clone(), current: text });
+                    }
+                    Err(why) => {
+                        outcome.notes.push(format!("{}: not fixed: {why}", input.display_name));
+                        unfixable.push(position);
+                        continue;
+                    }
+                }
+            }
+            let state = working.get_mut(&position).expect("inserted above");
+            let fixes: Vec<&Fix> =
+                diagnostics.iter().filter_map(|diagnostic| diagnostic.finding.fix.as_ref()).collect();
+            let (text, applied) =
+                apply_parsing(&state.current, &fixes, input.kind, &input.display_name, &mut outcome.notes);
+            if applied.is_empty() {
+                continue;
+            }
+            for index in applied {
+                *outcome.fixed.entry(diagnostics[index].rule()).or_default() += 1;
+            }
+            state.current = text;
+            changed.push(position);
+        }
+        if changed.is_empty() {
+            break;
+        }
+        if pass + 1 == MAX_PASSES {
+            outcome.notes.push(format!("fixes were still being applied after {MAX_PASSES} passes; run again"));
+        }
+        // Findings reported in other files that point into a changed file may have changed with it.
+        let changed_paths: Vec<&Path> = changed.iter().map(|&position| inputs[position].path.as_path()).collect();
+        for diagnostic in &run.diagnostics {
+            let points_in =
+                diagnostic.finding.related.iter().any(|related| changed_paths.contains(&related.file.path()));
+            if points_in
+                && let Some(&position) = index.get(diagnostic.file.path())
+                && !changed.contains(&position)
+            {
+                changed.push(position);
+            }
+        }
+        let again: Vec<Input> = changed
+            .iter()
+            .map(|&position| {
+                let mut input = inputs[position].clone();
+                if let Some(state) = working.get(&position) {
+                    input.contents = Some(state.current.clone().into_bytes());
+                }
+                input
+            })
+            .collect();
+        let fresh = lint::check_each(again, &ProjectIndex::new(cwd.clone()));
+        for (position, result) in changed.iter().zip(fresh) {
+            results[*position] = result;
+        }
+        run = lint::combine(results.clone(), &scanned);
+    }
+    outcome.files = working
+        .into_iter()
+        .filter(|(_, state)| state.current != state.original)
+        .map(|(position, state)| FixedFile {
+            path: inputs[position].path.clone(),
+            display_name: inputs[position].display_name.clone(),
+            original: state.original,
+            fixed: state.current,
+            stdin: inputs[position].contents.is_some(),
+        })
+        .collect();
+    outcome.run = run;
+    outcome
+}
+
+/// The diagnostics whose fixes `allowed` lets apply, by file.
+fn fixable(diagnostics: &[Diagnostic], allowed: Applicability) -> BTreeMap<&Path, Vec<&Diagnostic>> {
+    let mut by_file: BTreeMap<&Path, Vec<&Diagnostic>> = BTreeMap::new();
+    for diagnostic in diagnostics {
+        if diagnostic.finding.fix.as_ref().is_some_and(|fix| fix.applies(allowed)) {
+            by_file.entry(diagnostic.file.path()).or_default().push(diagnostic);
+        }
+    }
+    by_file
+}
+
+/// The text the fixes edit, when it is the file's exact contents: a notebook's checked text is its
+/// cells, and a file read through a PEP 263 encoding is not its bytes.
+fn editable_text(input: &Input, checked: &str, notebook: bool) -> Result<String, String> {
+    if notebook {
+        return Err("fixes in notebooks are shown, not applied".to_string());
+    }
+    let bytes = match &input.contents {
+        Some(bytes) => bytes.clone(),
+        None => std::fs::read(&input.path).map_err(|error| format!("cannot read it again: {error}"))?,
+    };
+    match String::from_utf8(bytes) {
+        Ok(text) if text == checked => Ok(text),
+        Ok(_) => Err("it changed while it was being checked".to_string()),
+        Err(_) => Err("it is not UTF-8".to_string()),
+    }
+}
+
+/// Applies `fixes` to `text`; when the result does not parse, applies them one at a time instead,
+/// dropping each that breaks the file (with a note). Returns the text and the indexes applied.
+fn apply_parsing(
+    text: &str,
+    fixes: &[&Fix],
+    kind: FileKind,
+    name: &str,
+    notes: &mut Vec<String>,
+) -> (String, Vec<usize>) {
+    let all = apply(text, fixes);
+    if all.applied.is_empty() || parses(kind, &all.text) {
+        return (all.text, all.applied);
+    }
+    let mut current = text.to_string();
+    let mut applied = Vec::new();
+    for index in all.applied {
+        let one = apply(&current, &[fixes[index]]);
+        if one.applied.is_empty() {
+            continue;
+        }
+        if parses(kind, &one.text) {
+            current = one.text;
+            applied.push(index);
+        } else {
+            notes.push(format!(
+                "{name}: a fix was dropped because the file would not parse after it: {}",
+                fixes[index].message
+            ));
+        }
+    }
+    (current, applied)
+}
+
+/// Whether `text` parses as a file of `kind`.
+pub fn parses(kind: FileKind, text: &str) -> bool {
+    match kind {
+        FileKind::Python => ruff_python_parser::parse_module(text).is_ok(),
+        FileKind::Yaml => crate::yaml::for_each_document(text, |_| {}).is_ok(),
+        _ => false,
+    }
+}

@@ -1,0 +1,222 @@
+//! The manifest fixes: ADR-0096's `env` block for a container that lacks it (the Downward API variable
+//! of `limits.cpu`, each required cap as `$(THAT_VARIABLE)`, `OMP_WAIT_POLICY=passive`), appended to the
+//! container's `env` list or added as a new `env` key, in the file's own indentation; and
+//! `OMP_WAIT_POLICY` set to `passive`. Only block-style containers written in the file are edited; the
+//! block is safe only under a whole-number CPU limit (otherwise the caps would be rounded up, and the fix
+//! is display-only and says why).
+
+use ruff_text_size::{TextRange, TextSize};
+
+use super::model::{ContainerLayout, EnvSource};
+use super::rules::{ContainerContext, CpuLimit, LIMITS_CPU};
+use crate::fix::{Edit, Fix};
+use crate::runtime::limit::DEFAULT_LIMIT_ENV;
+
+/// One variable of the block.
+enum Line<'a> {
+    /// `valueFrom.resourceFieldRef.resource: limits.cpu`.
+    Limit(&'a str),
+    /// `value: "..."`.
+    Value(&'a str, String),
+}
+
+/// The fix that completes `context`'s container's ADR-0096 block, or `None` when nothing is missing or
+/// the container cannot be edited where it is written.
+pub fn adr_block(context: &ContainerContext<'_>) -> Option<Fix> {
+    let container = context.container;
+    if container.env_open {
+        return None;
+    }
+    let existing_limit = container.env.iter().find_map(|var| match &var.source {
+        EnvSource::ResourceField { resource, container: named, divisor }
+            if resource.text == LIMITS_CPU
+                && divisor.is_none()
+                && named.as_deref().is_none_or(|named| Some(named) == container.name.as_deref()) =>
+        {
+            Some(var.name.as_str())
+        }
+        _ => None,
+    });
+    let limit_name =
+        existing_limit.unwrap_or_else(|| context.settings.limit_env.as_deref().unwrap_or(DEFAULT_LIMIT_ENV));
+    let written = |name: &str| container.env.iter().any(|var| var.name == name);
+    let mut lines = Vec::new();
+    if existing_limit.is_none() {
+        if written(limit_name) {
+            return None;
+        }
+        lines.push(Line::Limit(limit_name));
+    }
+    // `capslint exec` sets the caps and the wait policy from the limit variable.
+    if !context.env.exec {
+        for cap in context.settings.thread_caps.iter().map(String::as_str) {
+            if context.env.get(cap).is_none() && !written(cap) {
+                lines.push(Line::Value(cap, format!("$({limit_name})")));
+            }
+        }
+        if context.env.get("OMP_WAIT_POLICY").is_none() && !written("OMP_WAIT_POLICY") {
+            lines.push(Line::Value("OMP_WAIT_POLICY", "passive".to_string()));
+        }
+    }
+    if lines.is_empty() {
+        return None;
+    }
+    let text = context.source().text();
+    let edits = vec![block_edit(text, container.layout.as_ref()?, &lines)?];
+    let names: Vec<String> = lines
+        .iter()
+        .map(|line| match line {
+            Line::Limit(name) => format!("`{name}` (Downward API `limits.cpu`)"),
+            Line::Value(name, value) => format!("`{name}={value}`"),
+        })
+        .collect();
+    let message = format!("Add {} to `env`", names.join(", "));
+    Some(match context.limit {
+        CpuLimit::Valid { quantity, .. } if quantity.is_whole() => Fix::safe(message, edits),
+        CpuLimit::Valid { .. } => Fix::display_only(
+            format!(
+                "{message}, after making `limits.cpu` a whole number: the Downward API rounds a fractional limit up"
+            ),
+            edits,
+        ),
+        _ => Fix::display_only(
+            format!(
+                "{message}, after setting a whole-number `limits.cpu`: without one the Downward API reports the node's CPUs"
+            ),
+            edits,
+        ),
+    })
+}
+
+/// The safe fix that sets an `OMP_WAIT_POLICY` value written at `value` to `passive`, keeping its quotes.
+pub fn wait_policy(text: &str, value: TextRange) -> Option<Fix> {
+    let written = text.get(usize::from(value.start())..usize::from(value.end()))?;
+    let quoted = written.len() >= 2 && (written.starts_with('"') || written.starts_with('\''));
+    let inner =
+        if quoted { TextRange::new(value.start() + TextSize::from(1), value.end() - TextSize::from(1)) } else { value };
+    if written.contains('\n') {
+        return None;
+    }
+    Some(Fix::safe("Set `OMP_WAIT_POLICY` to `passive`", vec![Edit::replacement("passive", inner)]))
+}
+
+/// The insertion of `lines` into the container: after the last item of its block `env` list, else as a
+/// new `env` key after its `name` line. `None` for a flow-style container or `env`.
+fn block_edit(text: &str, layout: &ContainerLayout, lines: &[Line<'_>]) -> Option<Edit> {
+    if text.get(usize::from(layout.start)..)?.starts_with('{') {
+        return None;
+    }
+    match (layout.env_key, layout.env_items) {
+        (Some(_), Some((first, end))) => {
+            let first = usize::from(first);
+            let line_start = line_start(text, first);
+            let dash = text[line_start..first].find('-')? + line_start;
+            if !text[line_start..dash].chars().all(|character| character == ' ') {
+                return None;
+            }
+            let item_prefix = &text[dash..first];
+            if !item_prefix[1..].chars().all(|character| character == ' ') {
+                return None;
+            }
+            let indent = " ".repeat(dash - line_start);
+            let at = next_line_start(text, usize::from(end))?;
+            Some(Edit::insertion(render(lines, &indent, item_prefix, &line_ending(text)), TextSize::from(at as u32)))
+        }
+        (Some(_), None) => None,
+        (None, _) => {
+            let name = layout.name?;
+            let (start, end) = (usize::from(name.start()), usize::from(name.end()));
+            if text[start..end].contains('\n') {
+                return None;
+            }
+            let line_start = line_start(text, start);
+            let key_column = text[line_start..start].find("name")?;
+            let before_key = &text[line_start..line_start + key_column];
+            if !before_key.chars().all(|character| character == ' ' || character == '-') {
+                return None;
+            }
+            let key_indent = " ".repeat(key_column);
+            let item_indent = if flush_sequences(text) { key_indent.clone() } else { format!("{key_indent}  ") };
+            let at = next_line_start(text, end)?;
+            let newline = line_ending(text);
+            let block = format!("{key_indent}env:{newline}{}", render(lines, &item_indent, "- ", &newline));
+            Some(Edit::insertion(block, TextSize::from(at as u32)))
+        }
+    }
+}
+
+/// The lines of the block, each item `indent` + `item_prefix` then its keys.
+fn render(lines: &[Line<'_>], indent: &str, item_prefix: &str, newline: &str) -> String {
+    let inner = format!("{indent}{}", " ".repeat(item_prefix.len()));
+    let mut out = String::new();
+    for line in lines {
+        match line {
+            Line::Limit(name) => {
+                out.push_str(&format!("{indent}{item_prefix}name: {name}{newline}"));
+                out.push_str(&format!("{inner}valueFrom:{newline}"));
+                out.push_str(&format!("{inner}  resourceFieldRef:{newline}"));
+                out.push_str(&format!("{inner}    resource: limits.cpu{newline}"));
+            }
+            Line::Value(name, value) => {
+                out.push_str(&format!("{indent}{item_prefix}name: {name}{newline}"));
+                out.push_str(&format!("{inner}value: \"{value}\"{newline}"));
+            }
+        }
+    }
+    out
+}
+
+fn line_start(text: &str, offset: usize) -> usize {
+    text[..offset].rfind('\n').map_or(0, |index| index + 1)
+}
+
+/// The start of the line after the one `offset` is on; `None` on the last line without a newline.
+fn next_line_start(text: &str, offset: usize) -> Option<usize> {
+    text[offset..].find('\n').map(|index| offset + index + 1)
+}
+
+fn line_ending(text: &str) -> String {
+    if text.contains("\r\n") { "\r\n".to_string() } else { "\n".to_string() }
+}
+
+/// Whether the file writes block sequences flush with their key (`containers:` then `- name:` in the
+/// same column, as kubectl does) rather than indented under it: decided by its first such pair.
+fn flush_sequences(text: &str) -> bool {
+    let mut previous: Option<(usize, &str)> = None;
+    for line in text.lines() {
+        let trimmed = line.trim_start();
+        if trimmed.is_empty() || trimmed.starts_with('#') {
+            continue;
+        }
+        let column = line.len() - trimmed.len();
+        if let Some((key_column, key)) = previous
+            && key.ends_with(':')
+            && (trimmed.starts_with("- ") || trimmed == "-")
+        {
+            return column == key_column;
+        }
+        previous = Some((column, trimmed.trim_end()));
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn detects_flush_and_indented_sequences() {
+        assert!(flush_sequences("spec:\n  containers:\n  - name: a\n"));
+        assert!(!flush_sequences("spec:\n  containers:\n    - name: a\n"));
+    }
+
+    #[test]
+    fn the_wait_policy_keeps_its_quotes() {
+        let text = "value: \"active\"\n";
+        let fix = wait_policy(text, TextRange::new(TextSize::from(7), TextSize::from(15))).unwrap();
+        assert_eq!(
+            fix.edits,
+            vec![Edit::replacement("passive", TextRange::new(TextSize::from(8), TextSize::from(14)))]
+        );
+    }
+}
