@@ -181,8 +181,9 @@ impl Diagnostic {
     }
 
     /// Whether `--fix` applies its fix when fixes of `allowed` applicability (or safer) apply.
+    /// A notebook's fixes are shown, never applied: its cells are not its bytes.
     pub fn fixable(&self, allowed: Applicability) -> bool {
-        self.finding.fix.as_ref().is_some_and(|fix| fix.applies(allowed))
+        self.file.cells().is_none() && self.finding.fix.as_ref().is_some_and(|fix| fix.applies(allowed))
     }
 
     /// The ordering key of every report: file, then row and column, then code.

@@ -52,7 +52,14 @@ fn json_format_uses_ruffs_schema() {
     assert_eq!(first["end_location"], serde_json::json!({"row": 3, "column": 29}));
     assert_eq!(first["noqa_row"], 3);
     assert!(first["url"].as_str().unwrap().ends_with("CAP101.md"));
-    assert!(first["fix"].is_null());
+    assert_eq!(
+        first["fix"],
+        serde_json::json!({
+            "applicability": "unsafe",
+            "edits": [{"content": "1", "end_location": {"row": 3, "column": 29}, "location": {"row": 3, "column": 27}}],
+            "message": "Replace `-1` with `1`",
+        })
+    );
 }
 
 #[test]
@@ -219,7 +226,10 @@ fn many_findings_are_all_rendered_in_every_format() {
     let full = render("full");
     assert_eq!(full.matches("  × `Parallel(n_jobs=-1)`").count(), count);
     assert!(full.contains(&format!("╭─[many.py:{}:10]", count + 1)));
-    assert!(full.ends_with(&format!("Found {count} findings ({count} errors, 0 warnings) in 1 file.\n")));
+    assert!(full.ends_with(&format!(
+        "Found {count} findings ({count} errors, 0 warnings) in 1 file.\nNo fixes applied or available ({count} \
+         hidden fixes can be enabled with the `--unsafe-fixes` option).\n"
+    )));
     assert_eq!(render("concise").lines().filter(|line| line.starts_with("many.py:")).count(), count);
     let json: serde_json::Value = serde_json::from_str(&render("json")).unwrap();
     assert_eq!(json.as_array().unwrap().len(), count);
@@ -341,7 +351,8 @@ fn a_report_or_baseline_cut_short_leaves_the_old_file_whole() {
     check(dir.path()).args(["--write-baseline", "baseline.json", "many.py"]).assert().code(0);
     check(dir.path()).args(["--output-format", "concise", "--output-file", "report.txt", "many.py"]).assert().code(1);
     assert!(fs::read_to_string(dir.path().join("baseline.json")).unwrap().contains("\"findings\""));
-    assert_eq!(fs::read_to_string(dir.path().join("report.txt")).unwrap().lines().count(), 201);
+    // 200 findings, the summary line, and the line about the hidden unsafe fixes.
+    assert_eq!(fs::read_to_string(dir.path().join("report.txt")).unwrap().lines().count(), 202);
 }
 
 #[test]

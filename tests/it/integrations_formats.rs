@@ -439,7 +439,10 @@ fn statistics_count_findings_per_rule() {
         .arg("CAP102")
         .args(["--output-format", "json"]));
     let counts: Value = serde_json::from_str(&stdout).unwrap();
-    assert_eq!(counts, serde_json::json!([{"code": "CAP101", "name": "n-jobs-all-cores", "count": 2}]));
+    assert_eq!(
+        counts,
+        serde_json::json!([{"code": "CAP101", "name": "n-jobs-all-cores", "count": 2, "fixable": false}])
+    );
     let (code, stdout, _) = run(check(dir.path()).args(["--statistics", "c.py"]));
     assert_eq!((code, stdout.as_str()), (0, "All checks passed.\n"));
 }

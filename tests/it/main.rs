@@ -9,6 +9,7 @@ mod support;
 mod cli;
 mod cli_conventions;
 mod config_files;
+mod fixes;
 mod hostile;
 mod integrations_action;
 mod integrations_baseline;

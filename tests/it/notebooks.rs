@@ -333,7 +333,7 @@ fn a_named_notebook_is_one_file_checked() {
     assert_eq!((code, stdout.as_str()), (0, "All checks passed (1 file checked).\n"));
     let (code, stdout, _) = run(check(&root()).args(["--output-format", "concise", TRAIN]));
     assert_eq!(code, 1);
-    assert!(stdout.ends_with("Found 5 findings (3 errors, 2 warnings) in 1 file.\n"), "{stdout}");
+    assert!(stdout.contains("\nFound 5 findings (3 errors, 2 warnings) in 1 file.\n"), "{stdout}");
 }
 
 #[test]
@@ -383,7 +383,9 @@ fn an_unreadable_notebook_is_cap001_and_every_other_file_is_checked() {
          empty.ipynb:1:1: CAP001 notebook is not valid JSON: EOF while parsing a value\n\
          good.ipynb:cell 1:2:10: CAP101 `Parallel(n_jobs=-1)` asks for every CPU of the node, not the pod's CPU limit\n\
          train.py:2:10: CAP101 `Parallel(n_jobs=-1)` asks for every CPU of the node, not the pod's CPU limit\n\
-         Found 5 findings (5 errors, 0 warnings) in 5 files.\n"
+         Found 5 findings (5 errors, 0 warnings) in 5 files.\n\
+         No fixes applied or available (1 hidden fix can be enabled with the `--unsafe-fixes` option).\n",
+        "a notebook's fix is shown, never applied: only the Python file's counts"
     );
 }
 
