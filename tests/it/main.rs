@@ -9,6 +9,7 @@ mod support;
 mod cli;
 mod config_files;
 mod hostile;
+mod install_wheel;
 mod integrations_action;
 mod integrations_baseline;
 mod integrations_config;

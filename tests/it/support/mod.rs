@@ -3,13 +3,21 @@
 //!
 //! [`lint`] lints through the library and reads the fixtures' `# expect:` markers; [`runtime`] holds what
 //! the `capslint runtime` and `capslint exec` tests need (fixture trees, the test interpreter, real CPU
-//! cgroups). Both are re-exported here, so a test needs one `use crate::support::*;`.
+//! cgroups). The distribution's tests share [`tools`] (pinned tools from PyPI, and how their tests skip),
+//! [`wheel`] (the wheel, built once) and [`elf`] (the glibc versions a binary needs). All are
+//! re-exported here, so a test needs one `use crate::support::*;`.
 
+mod elf;
 mod lint;
 mod runtime;
+mod tools;
+mod wheel;
 
+pub use elf::*;
 pub use lint::*;
 pub use runtime::*;
+pub use tools::*;
+pub use wheel::*;
 
 use std::fs;
 use std::path::{Path, PathBuf};
