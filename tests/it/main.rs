@@ -16,6 +16,7 @@ mod integrations_config;
 mod integrations_docs;
 mod integrations_formats;
 mod integrations_precommit;
+mod integrations_workflows;
 mod k8s_cli;
 mod k8s_fixtures;
 mod k8s_hostile;
