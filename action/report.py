@@ -200,6 +200,7 @@ class Files:
         self.cache = {}
 
     def get(self, path, notebook):
+        """The file at `path` (a notebook's JSON with its strings when `notebook`), or None."""
         if path not in self.cache:
             kind = Notebook if notebook else SourceText
             self.cache[path] = kind.read(path)
