@@ -60,7 +60,7 @@ fn the_readme_cargo_install_line_installs_capslint_alone() {
 
     let started = std::time::Instant::now();
     let out = cargo(&args).output().expect("cargo runs");
-    println!("cargo install from a clone: {:.1} s", started.elapsed().as_secs_f64());
+    note(&format!("cargo install from a clone: {:.1} s", started.elapsed().as_secs_f64()));
     let log = combined(&out);
     if !out.status.success() && (log.contains("failed to download") || log.contains("failed to query")) {
         return skip(&format!("crates.io cannot be reached: {log}"));

@@ -106,7 +106,7 @@ fn the_installed_binary_needs_glibc_2_17_at_most_and_runs_check_and_exec() {
         assert_eq!(ours, readelf, "the ELF reader and readelf -V disagree");
     }
     let highest = highest_glibc(&needs).expect("the binary needs versioned glibc symbols: none were found");
-    println!("glibc floor of the wheel's binary: {}.{}", highest.0, highest.1);
+    note(&format!("glibc floor of the wheel's binary: GLIBC_{}.{}", highest.0, highest.1));
     assert!(
         highest <= GLIBC_FLOOR,
         "the wheel's binary needs GLIBC_{}.{}, newer than the manylinux2014 floor {}.{}: a symbol from a newer \

@@ -512,7 +512,7 @@ fn system_capslint() -> bool {
 #[test]
 fn without_capslint_the_action_installs_the_wheel_with_pip() {
     if system_capslint() {
-        return println!("SKIP: a capslint is installed system-wide");
+        return note("SKIP integrations_action: a capslint is installed system-wide");
     }
     let house = match wheelhouse("wheelhouse-action-pip", &[]) {
         Ok(house) => house,
@@ -537,7 +537,7 @@ fn without_capslint_the_action_installs_the_wheel_with_pip() {
 #[test]
 fn with_uv_on_path_the_action_installs_the_wheel_with_uv() {
     if system_capslint() {
-        return println!("SKIP: a capslint is installed system-wide");
+        return note("SKIP integrations_action: a capslint is installed system-wide");
     }
     let uv = match tool_venv("uv", &["uv==0.13.9"])
         .and_then(|bin| wheelhouse("wheelhouse-action-uv", &[]).map(|house| (bin, house)))
@@ -569,7 +569,7 @@ fn with_uv_on_path_the_action_installs_the_wheel_with_uv() {
 #[test]
 fn a_wheel_that_cannot_be_installed_falls_back_to_cargo_or_fails_clearly() {
     if system_capslint() {
-        return println!("SKIP: a capslint is installed system-wide");
+        return note("SKIP integrations_action: a capslint is installed system-wide");
     }
     let tools = TempDir::new().unwrap();
     let empty_index = tools.path().join("empty-index");

@@ -135,8 +135,9 @@ fn the_mirror_installs_the_wheel_in_seconds_without_rust() {
         ("PIP_DISABLE_PIP_VERSION_CHECK", "1".into()),
     ];
     let (first, warm) = gate_a_commit(&pre_commit, &mirror, ("capslint", "capslint-manifests"), &env);
-    println!("pre-commit mirror: first run, hook environment installed from the wheel: {first:.1} s");
-    println!("pre-commit mirror: warm run: {warm:.1} s");
+    note(&format!(
+        "pre-commit mirror: first run (hook environment installed from the wheel) {first:.1} s, warm run {warm:.1} s"
+    ));
     assert!(first < 120.0, "installing the hook took {first:.1} s: something is built instead of installed");
 }
 
@@ -150,7 +151,7 @@ fn the_system_hooks_run_the_capslint_on_path() {
     let bin = binary().parent().unwrap().display().to_string();
     let env = [("PATH", OsString::from(format!("{bin}:{}", path_without_rust())))];
     let (first, warm) = gate_a_commit(&pre_commit, &hooks, ("capslint-system", "capslint-manifests-system"), &env);
-    println!("pre-commit system hooks: first run {first:.1} s, warm run {warm:.1} s");
+    note(&format!("pre-commit system hooks: first run {first:.1} s, warm run {warm:.1} s"));
 
     // Without capslint on PATH the system hook cannot run, and says so.
     let project = sample_project();
@@ -183,5 +184,5 @@ fn the_source_hooks_build_capslint_with_maturin() {
         ("MATURIN_PEP517_ARGS", "--profile dev".into()),
     ];
     let (first, warm) = gate_a_commit(&pre_commit, &hooks, ("capslint", "capslint-manifests"), &env);
-    println!("pre-commit source hooks: first run (build included) {first:.1} s, warm run {warm:.1} s");
+    note(&format!("pre-commit source hooks: first run (build included) {first:.1} s, warm run {warm:.1} s"));
 }

@@ -18,7 +18,14 @@ pub fn integrations_required() -> bool {
 /// Prints why `test` cannot run, or fails when the integrations are required.
 pub fn skip_integration(test: &str, reason: &str) {
     assert!(!integrations_required(), "CAPSLINT_REQUIRE_INTEGRATIONS=1 but {test} cannot run: {reason}");
-    println!("SKIP {test}: {reason}");
+    note(&format!("SKIP {test}: {reason}"));
+}
+
+/// Prints a line that the test run shows even when the test passes (a measurement, a skip): written to
+/// standard error directly, which the test harness does not capture.
+pub fn note(line: &str) {
+    use std::io::Write as _;
+    let _ = writeln!(std::io::stderr().lock(), "{line}");
 }
 
 /// The directory for the tests' own files that outlive a run (`target/tmp`).

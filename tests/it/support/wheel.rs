@@ -13,7 +13,7 @@ use std::process::Command;
 use std::sync::OnceLock;
 
 use super::root;
-use super::tools::{checked, host_python, tmp};
+use super::tools::{checked, host_python, note, tmp};
 
 /// What the wheel is built from: a change to any of these builds it again.
 const SOURCES: &[&str] =
@@ -56,7 +56,7 @@ fn build() -> Result<PathBuf, String> {
         .env("CAPSLINT_WHEEL_VENV", tmp().join("wheel-venv"))
         .env("PYTHON", host_python());
     checked(&mut command, "scripts/build-wheel")?;
-    println!("wheel built in {:.1} s", started.elapsed().as_secs_f64());
+    note(&format!("wheel built in {:.1} s", started.elapsed().as_secs_f64()));
     std::fs::rename(&partial, &dir).map_err(|error| error.to_string())?;
     wheel_in(&dir).ok_or_else(|| format!("scripts/build-wheel left no wheel in {}", dir.display()))
 }
