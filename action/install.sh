@@ -5,7 +5,7 @@
 # - a capslint already on PATH of that version is used as it is (any version when `version` is empty);
 # - else the prebuilt wheel `capslint==VERSION` is installed from the Python package index into a
 #   virtual environment under $RUNNER_TEMP, with uv when it is on PATH, else with Python's venv and pip
-#   (empty `version`: the version of this action's own checkout);
+#   (empty `version`: the version of this action's own checkout), and its binary alone goes on PATH;
 # - `version: source`, or a wheel that cannot be installed, builds the source in `path` (default: this
 #   action's checkout) with `cargo install --locked`, when cargo is installed.
 # Inputs come in through the environment, never through the script's text.
@@ -38,9 +38,11 @@ action_version() {
   sed -n 's/^version = "\(.*\)"$/\1/p' "$action_path/Cargo.toml" | head -n 1
 }
 
-# Installs the wheel `capslint==$1` into a virtual environment and prints its scripts directory.
+# Installs the wheel `capslint==$1` into a virtual environment, and prints a directory that holds its
+# binary alone (the binary is self-contained): on PATH, the environment's python and pip would shadow
+# the job's own in later steps.
 install_wheel() {
-  local version="$1" venv="$runner_temp/capslint-venv" python=""
+  local version="$1" venv="$runner_temp/capslint-venv" bin="$runner_temp/capslint-bin" python="" scripts
   rm -rf "$venv"
   if command -v uv >/dev/null 2>&1; then
     echo "Installing capslint $version from the package index with uv" >&2
@@ -62,7 +64,11 @@ install_wheel() {
     "$(scripts_dir "$venv")/python" -m pip install --quiet --disable-pip-version-check \
       "capslint==$version" >&2 || return 1
   fi
-  scripts_dir "$venv"
+  scripts="$(scripts_dir "$venv")"
+  rm -rf "$bin"
+  mkdir -p "$bin"
+  cp "$scripts"/capslint* "$bin/" || return 1
+  echo "$bin"
 }
 
 # A virtual environment's scripts directory: `bin`, or `Scripts` on Windows.

@@ -525,8 +525,13 @@ fn without_capslint_the_action_installs_the_wheel_with_pip() {
     let (_, code, stdout, stderr) = run.step("install");
     assert_eq!(*code, 0, "{stdout}{stderr}");
     assert!(stderr.contains(&format!("Installing capslint {VERSION} from the package index with python3 -m pip")));
-    let venv_bin = run.runner_temp.path().join("capslint-venv/bin");
-    assert!(stdout.contains(&format!("Installed capslint {VERSION} into {}", venv_bin.display())), "{stdout}");
+    let bin = run.runner_temp.path().join("capslint-bin");
+    assert!(stdout.contains(&format!("Installed capslint {VERSION} into {}", bin.display())), "{stdout}");
+    let on_path: Vec<String> = std::fs::read_dir(&bin)
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(on_path, ["capslint"], "the job's later steps keep their own python and pip");
     assert_eq!(run.output("install", "version"), VERSION);
     // The next steps run the installed wheel, found through $GITHUB_PATH.
     assert_eq!(run.output("run", "exit-code"), "1");
