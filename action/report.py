@@ -14,7 +14,8 @@ read back from the checked files, which are in the workspace the step runs in: t
 within a notebook's cell (the SARIF message says `cell N, line R: `; the column is recovered from the
 notebook's JSON), and the end of a span that stops right after a line break (the annotation ends on the
 line before). A file outside the workspace is named by its path relative to the working directory, or
-its absolute path.
+its absolute path (the github format names it as the command line did). The SARIF message joins the
+message and its help with a line break and `help: `: the last such join is taken for it.
 
 Standard library only: Python 3.8 or newer, as on every GitHub-hosted runner.
 """
