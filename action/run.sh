@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# Step 2 of the capslint action: run capslint with the action's inputs.
+# Step 2 of the capslint action: run capslint once, and show its findings.
 #
-# The findings go to the log as workflow commands (annotations on the diff) or as the full report;
-# with `sarif`, a SARIF report is written for the upload step; with `summary`, the count per rule goes
-# to the job summary. The exit code is recorded for the gate step, which runs after the upload, so
-# the SARIF is uploaded even when the job is about to fail.
+# For `check`, capslint writes one SARIF report; action/report.py derives from it the annotations on
+# the diff (the workflow commands capslint's `github` format prints) or a listing, the count per rule
+# in the job summary, and, with `sarif`, the file the upload step sends to code scanning. Other
+# commands, and a `check` whose arguments name their own output, run as they are. The exit code is
+# recorded for the gate step, which runs after the upload, so the SARIF is uploaded even when the job
+# is about to fail.
 set -uo pipefail
 
 # Split the arguments on whitespace, without globbing or evaluating anything in them.
@@ -13,53 +15,48 @@ if [[ ${#args[@]} -eq 0 ]]; then
   args=(check .)
 fi
 
-is_check=false
-[[ "${args[0]}" == "check" ]] && is_check=true
-names_format=false
+names_output=false
 for arg in "${args[@]}"; do
   case "$arg" in
-    --output-format | --output-format=* | --statistics | --output-file | --output-file=* | -o) names_format=true ;;
+    --output-format | --output-format=* | --statistics | --output-file | --output-file=* | -o | -o?*) names_output=true ;;
   esac
 done
 
-report=()
-if [[ "$is_check" == true && "$names_format" == false ]]; then
-  if [[ "${INPUT_ANNOTATIONS:-true}" == "true" ]]; then
-    report=(--output-format github)
-  else
-    report=(--output-format full)
-  fi
+if [[ "${args[0]}" != check || "$names_output" == true ]]; then
+  status=0
+  capslint "${args[@]}" || status=$?
+  echo "exit-code=$status" >>"$GITHUB_OUTPUT"
+  exit 0
 fi
 
+sarif="${RUNNER_TEMP:?RUNNER_TEMP is not set}/capslint.sarif"
+rm -f "$sarif"
 status=0
-capslint "${args[@]}" "${report[@]}" || status=$?
+capslint "${args[@]}" --output-format sarif --output-file "$sarif" || status=$?
 echo "exit-code=$status" >>"$GITHUB_OUTPUT"
 
-if [[ "$is_check" == true && "${INPUT_SARIF:-false}" == "true" ]]; then
-  sarif="${RUNNER_TEMP:?RUNNER_TEMP is not set}/capslint.sarif"
-  rm -f "$sarif"
-  capslint "${args[@]}" --output-format sarif --output-file "$sarif" --exit-zero >/dev/null 2>&1 || true
-  if [[ -s "$sarif" ]]; then
-    echo "sarif-file=$sarif" >>"$GITHUB_OUTPUT"
-  else
-    echo "::warning title=capslint::no SARIF report was written (exit code $status)"
-  fi
+if [[ ! -s "$sarif" ]]; then
+  echo "::warning title=capslint::capslint wrote no report (exit code $status)"
+  exit 0
 fi
 
-if [[ "$is_check" == true && "${INPUT_SUMMARY:-true}" == "true" && -n "${GITHUB_STEP_SUMMARY:-}" ]]; then
-  {
-    echo "### capslint"
-    echo
-    statistics="$(capslint "${args[@]}" --statistics --exit-zero 2>/dev/null)" || true
-    if grep -q $'\t' <<<"$statistics"; then
-      echo "| findings | code | rule |"
-      echo "| ---: | --- | --- |"
-      while IFS=$'\t' read -r count code name; do
-        [[ -n "$code" ]] && echo "| ${count// /} | \`$code\` | $name |"
-      done < <(grep $'\t' <<<"$statistics")
-      echo
-    fi
-    grep -v $'\t' <<<"$statistics" || true
-  } >>"$GITHUB_STEP_SUMMARY"
+python=""
+for candidate in python3 python; do
+  if command -v "$candidate" >/dev/null 2>&1; then
+    python="$candidate"
+    break
+  fi
+done
+report=("$sarif")
+[[ "${INPUT_ANNOTATIONS:-true}" == "true" ]] && report+=(--annotations)
+[[ "${INPUT_SUMMARY:-true}" == "true" && -n "${GITHUB_STEP_SUMMARY:-}" ]] && report+=(--summary "$GITHUB_STEP_SUMMARY")
+if [[ -z "$python" ]]; then
+  echo "::warning title=capslint::Python 3 is not installed: no annotations, listing or summary; the report is $sarif"
+elif ! "$python" "${GITHUB_ACTION_PATH:?GITHUB_ACTION_PATH is not set}/action/report.py" "${report[@]}"; then
+  echo "::warning title=capslint::the findings could not be shown; the report is $sarif"
+fi
+
+if [[ "${INPUT_SARIF:-false}" == "true" ]]; then
+  echo "sarif-file=$sarif" >>"$GITHUB_OUTPUT"
 fi
 exit 0

@@ -1,6 +1,8 @@
 //! The snippets of `README.md` are checked as a new user would paste them: YAML and TOML
 //! parse, shell passes `bash -n`, configuration files are valid capslint configuration, GitHub Action
-//! inputs and pre-commit hook ids exist, and every `capslint` command line runs on a sample project.
+//! inputs and pre-commit hook ids exist, and every `capslint` command line runs on a sample project
+//! (through `uvx` and `pipx run` too). What cannot run here, installing from PyPI or from the capslint
+//! image, is parsed and must name this release.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -14,6 +16,10 @@ use saphyr::{LoadableYamlNode, Yaml};
 use crate::support::*;
 
 const DOC: &str = "README.md";
+/// The release every install command must name.
+const VERSION: &str = env!("CARGO_PKG_VERSION");
+/// The one `cargo install` line a user may paste, run by `tests/it/install_cargo.rs`.
+pub const CARGO_INSTALL: &str = "cargo install --locked --git https://github.com/capslint/capslint capslint";
 
 /// A fenced block: its language, its text and the line it starts on.
 struct Block {
@@ -133,8 +139,9 @@ fn invocations(shell: &str, variables: &BTreeMap<&str, String>) -> Vec<Invocatio
                     Token::Operator(_) => None,
                 })
                 .collect();
-            if words.first().is_some_and(|word| word == "capslint") {
-                found.push(Invocation { args: words[1..].to_vec(), piped, source: line.to_string() });
+            check_install(&words, line).unwrap_or_else(|error| panic!("{error}"));
+            if let Some(args) = capslint_args(&words, line).unwrap_or_else(|error| panic!("{error}")) {
+                found.push(Invocation { args, piped, source: line.to_string() });
             }
             piped = operator == Some("|");
             // A redirection's target is the next command's first word: skip it as a command.
@@ -145,6 +152,55 @@ fn invocations(shell: &str, variables: &BTreeMap<&str, String>) -> Vec<Invocatio
         piped = false;
     }
     found
+}
+
+/// The arguments of a command that runs capslint: `capslint ARGS`, `uvx capslint@VERSION ARGS`,
+/// `pipx run --spec capslint==VERSION capslint ARGS`; `Err` when it runs another release.
+fn capslint_args(words: &[String], line: &str) -> Result<Option<Vec<String>>, String> {
+    let pinned = |spec: &str, wanted: String| {
+        if spec == wanted { Ok(()) } else { Err(format!("`{line}` runs `{spec}`, not this release (`{wanted}`)")) }
+    };
+    let Some(first) = words.first() else { return Ok(None) };
+    match first.as_str() {
+        "capslint" => Ok(Some(words[1..].to_vec())),
+        "uvx" if words.get(1).is_some_and(|tool| tool.starts_with("capslint")) => {
+            pinned(&words[1], format!("capslint@{VERSION}"))?;
+            Ok(Some(words[2..].to_vec()))
+        }
+        "pipx" if words.get(1).is_some_and(|word| word == "run") => {
+            let (spec, rest) = match words.get(2).map(String::as_str) {
+                Some("--spec") if words.len() > 3 => (words[3].as_str(), &words[4..]),
+                _ => (words.get(2).map_or("", String::as_str), &words[2..]),
+            };
+            if rest.first().is_none_or(|app| !app.starts_with("capslint")) {
+                return Ok(None);
+            }
+            pinned(spec, format!("capslint=={VERSION}"))?;
+            Ok(Some(rest[1..].to_vec()))
+        }
+        _ => Ok(None),
+    }
+}
+
+/// Checks a command that installs capslint: `pip install`, `pipx install` and `uv tool install` pin
+/// `capslint==VERSION`; `cargo install` is the line the install test runs.
+fn check_install(words: &[String], line: &str) -> Result<(), String> {
+    let words: Vec<&str> = words.iter().map(String::as_str).collect();
+    let installs = match words.as_slice() {
+        ["pip" | "pip3", "install", rest @ ..]
+        | ["pipx", "install", rest @ ..]
+        | ["uv", "tool", "install", rest @ ..] => rest,
+        ["python" | "python3", "-m", "pip", "install", rest @ ..] => rest,
+        ["cargo", "install", ..] if words.join(" ") != CARGO_INSTALL => {
+            return Err(format!("`{line}`: give the tested line, `{CARGO_INSTALL}`"));
+        }
+        _ => return Ok(()),
+    };
+    let wanted = format!("capslint=={VERSION}");
+    match installs.iter().find(|word| word.starts_with("capslint") && **word != wanted) {
+        Some(other) => Err(format!("`{line}` installs `{other}`, not this release (`{wanted}`)")),
+        None => Ok(()),
+    }
 }
 
 fn bash_syntax(shell: &str, what: &str) {
@@ -258,12 +314,18 @@ fn check_yaml_node(node: &Yaml<'_>, context: &mut YamlContext<'_>) -> usize {
             context.used_action = true;
         }
         if let Some(repo) = get("repo").and_then(scalar)
-            && repo.contains("capslint/capslint")
+            && repo.starts_with("https://github.com/capslint/")
         {
+            let hooks = match repo.as_str() {
+                "https://github.com/capslint/capslint" => &context.hooks,
+                "https://github.com/capslint/capslint-pre-commit" => &context.mirror_hooks,
+                other => panic!("{}: no capslint repository {other}", context.what),
+            };
             for hook in get("hooks").and_then(Yaml::as_sequence).into_iter().flatten() {
                 let id = hook.as_mapping_get("id").and_then(scalar).expect("a hook id");
-                assert!(context.hooks.contains(&id), "{}: no pre-commit hook `{id}`", context.what);
+                assert!(hooks.contains(&id), "{}: no pre-commit hook `{id}` in {repo}", context.what);
             }
+            context.repos.push(repo);
         }
         for key in ["run", "entry"] {
             if let Some(shell) = get(key).and_then(scalar) {
@@ -297,7 +359,9 @@ struct YamlContext<'a> {
     variables: &'a BTreeMap<&'a str, String>,
     inputs: Vec<String>,
     hooks: Vec<String>,
+    mirror_hooks: Vec<String>,
     used_action: bool,
+    repos: Vec<String>,
 }
 
 const DOCKER_INSTRUCTIONS: &[&str] =
@@ -315,6 +379,14 @@ fn check_dockerfile(text: &str, what: &str, dir: &Path, variables: &BTreeMap<&st
         assert!(DOCKER_INSTRUCTIONS.contains(&instruction), "{what}: unknown instruction {instruction}");
         match instruction {
             "RUN" => count += check_shell(rest, what, dir, variables),
+            "COPY" => {
+                if let Some(image) = rest.split_whitespace().find_map(|word| word.strip_prefix("--from="))
+                    && let Some(tag) = image.strip_prefix("ghcr.io/capslint/capslint:")
+                {
+                    assert_eq!(tag, VERSION, "{what}: `{line}` must copy from this release's image");
+                    assert!(rest.contains(" /capslint "), "{what}: the image holds the binary at /capslint");
+                }
+            }
             "ENTRYPOINT" | "CMD" => {
                 let words: Vec<String> = serde_json::from_str(rest)
                     .unwrap_or_else(|error| panic!("{what}: {instruction} must be a JSON exec form: {error}"));
@@ -339,6 +411,8 @@ fn every_snippet_parses_and_every_capslint_command_runs() {
     assert!(blocks.len() >= 15, "expected the page's snippets, found {}", blocks.len());
     let (inputs, _) = yaml_ids("action.yml", Some("inputs"));
     let (hooks, _) = yaml_ids(".pre-commit-hooks.yaml", None);
+    let (mirror_hooks, _) = yaml_ids("pre-commit-mirror/.pre-commit-hooks.yaml", None);
+    let mut repos: Vec<String> = Vec::new();
     let mut languages: BTreeMap<String, usize> = BTreeMap::new();
     let mut commands = 0;
     let mut used_action = false;
@@ -357,12 +431,15 @@ fn every_snippet_parses_and_every_capslint_command_runs() {
                     variables: &variables,
                     inputs: inputs.clone(),
                     hooks: hooks.clone(),
+                    mirror_hooks: mirror_hooks.clone(),
                     used_action: false,
+                    repos: Vec::new(),
                 };
                 for document in &documents {
                     commands += check_yaml_node(document, &mut context);
                 }
                 used_action |= context.used_action;
+                repos.extend(context.repos);
             }
             "toml" => {
                 let table: toml::Table = toml::from_str(&block.text).unwrap_or_else(|error| panic!("{what}: {error}"));
@@ -388,6 +465,9 @@ fn every_snippet_parses_and_every_capslint_command_runs() {
     println!("checked {} blocks {languages:?}, ran {commands} capslint command lines", blocks.len());
     assert!(commands >= 19, "expected the page's command lines to run, ran {commands}");
     assert!(used_action, "the page shows the GitHub Action");
+    for repo in ["https://github.com/capslint/capslint-pre-commit", "https://github.com/capslint/capslint"] {
+        assert!(repos.iter().any(|found| found == repo), "the page shows the pre-commit hooks of {repo}");
+    }
     for language in ["sh", "yaml", "toml", "dockerfile"] {
         assert!(languages.contains_key(language), "no {language} snippet");
     }
@@ -405,6 +485,7 @@ fn the_page_documents_every_format_and_every_action_input() {
         assert!(markdown.contains(&format!("| `{input}` |")), "action input `{input}` is not in the table");
     }
     for section in [
+        "## Installation",
         "## pre-commit",
         "## GitHub Action",
         "## GitLab CI",
@@ -431,4 +512,43 @@ fn the_shell_reader_finds_commands_in_pipelines() {
             (vec!["rule".into(), "--all".into()], false),
         ]
     );
+}
+
+#[test]
+fn uvx_and_pipx_run_are_capslint_command_lines_of_this_release() {
+    let variables = BTreeMap::new();
+    let found = invocations(
+        &format!("uvx capslint@{VERSION} check .\npipx run --spec capslint=={VERSION} capslint rule --all\n"),
+        &variables,
+    );
+    let args: Vec<Vec<String>> = found.into_iter().map(|found| found.args).collect();
+    assert_eq!(args, [vec!["check".to_string(), ".".into()], vec!["rule".into(), "--all".into()]]);
+    let words = |line: &str| line.split(' ').map(str::to_string).collect::<Vec<_>>();
+    for wrong in
+        ["uvx capslint@0.0.1 check .", "uvx capslint check .", "pipx run --spec capslint==0.0.1 capslint check ."]
+    {
+        assert!(capslint_args(&words(wrong), wrong).is_err(), "`{wrong}` names another release and must be refused");
+    }
+    assert_eq!(capslint_args(&words("uvx ruff check ."), "").unwrap(), None);
+}
+
+#[test]
+fn install_commands_must_pin_this_release_and_cargo_must_name_the_package() {
+    let words = |line: &str| line.split(' ').map(str::to_string).collect::<Vec<_>>();
+    for good in [
+        format!("pip install --no-cache-dir capslint=={VERSION}"),
+        format!("uv tool install capslint=={VERSION}"),
+        "pip install pyyaml".to_string(),
+        CARGO_INSTALL.to_string(),
+    ] {
+        assert_eq!(check_install(&words(&good), &good), Ok(()));
+    }
+    for wrong in [
+        "pip install capslint",
+        "pipx install capslint==0.0.1",
+        "cargo install --locked --git https://github.com/capslint/capslint",
+        "cargo install --git https://github.com/capslint/capslint capslint",
+    ] {
+        assert!(check_install(&words(wrong), wrong).is_err(), "`{wrong}` must be refused");
+    }
 }

