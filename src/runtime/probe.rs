@@ -252,9 +252,14 @@ pub fn run(request: &ProbeRequest<'_>) -> Result<ProbeReport, ProbeError> {
 }
 
 /// An anonymous in-memory file (`memfd_create`), closed on exec in this process's other children.
+///
+/// Made as the system call itself: glibc wraps it only since 2.27, and the Linux wheels run on glibc
+/// 2.17 and newer (manylinux2014). Kernels older than 3.17 answer `ENOSYS`, which the caller reports.
 fn report_channel() -> io::Result<File> {
     // SAFETY: the name is a valid NUL-terminated string; the returned descriptor is owned below.
-    let fd = unsafe { libc::memfd_create(c"capslint-probe-report".as_ptr(), libc::MFD_CLOEXEC) };
+    let fd = unsafe {
+        libc::syscall(libc::SYS_memfd_create, c"capslint-probe-report".as_ptr(), libc::MFD_CLOEXEC as libc::c_uint)
+    } as libc::c_int;
     if fd == -1 {
         return Err(io::Error::last_os_error());
     }
