@@ -16,8 +16,7 @@ use super::root;
 use super::tools::{checked, host_python, note, tmp};
 
 /// What the wheel is built from: a change to any of these builds it again.
-const SOURCES: &[&str] =
-    &["Cargo.toml", "Cargo.lock", "pyproject.toml", "README.md", "LICENSE", "rules", "src"];
+const SOURCES: &[&str] = &["Cargo.toml", "Cargo.lock", "pyproject.toml", "README.md", "LICENSE", "rules", "src"];
 
 /// The wheel's path, built once per test process; `Err` says why there is none.
 pub fn wheel() -> Result<&'static Path, String> {
