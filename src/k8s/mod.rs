@@ -122,7 +122,7 @@ pub fn parse(file: Arc<SourceFile>, settings: Arc<Settings>, rules: RuleSet) -> 
         }
         return parsed;
     }
-    let (findings, directives) = configs.finish(&file, rules, directives.finish());
+    let (findings, directives) = configs.finish(&file, rules, directives.finish(text));
     parsed.findings = findings;
     if objects.is_empty() {
         return parsed;

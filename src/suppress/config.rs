@@ -20,7 +20,7 @@ fn names_rule(code: &str) -> bool {
 /// The directives of a TOML text: the `# capslint:` comments, minus those inside `strings` (the ranges of
 /// its strings and keys).
 pub fn toml_directives(text: &str, mut strings: Vec<TextRange>) -> Vec<Directive> {
-    let mut directives = DirectiveScan::new(text).finish();
+    let mut directives = DirectiveScan::new(text).finish(text);
     if directives.is_empty() {
         return directives;
     }
@@ -110,7 +110,7 @@ mod tests {
     fn other_codes_are_left_for_the_manifest_rules() {
         let text = "n_jobs: -1  # capslint: ignore[CAP201, all-cores-in-config]\nx: 1  # capslint: ignore[CAP109]\n";
         let file = SourceFile::new("c.yaml".into(), "c.yaml".into(), text.to_string());
-        let mut rest = DirectiveScan::new(text).finish();
+        let mut rest = DirectiveScan::new(text).finish(text);
         let finding = Finding::new(Rule::AllCoresInConfig, TextRange::new(TextSize::from(0), TextSize::from(10)), "x");
         let rules = RuleSet::defaults();
         let kept = apply(vec![finding], &mut rest, &file, rules);

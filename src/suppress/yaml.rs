@@ -128,17 +128,40 @@ impl DirectiveScan {
         }
     }
 
-    /// The directives: the candidates outside every scalar.
-    pub fn finish(self) -> Vec<Directive> {
+    /// The directives of `text` (the text given to [`DirectiveScan::new`]): the candidates outside every
+    /// scalar. A quoted scalar's range runs on to the next token, over a comment after it: it ends at its
+    /// closing quote here.
+    pub fn finish(self, text: &str) -> Vec<Directive> {
         let DirectiveScan { mut found, mut scalars } = self;
         // Scalars do not overlap: the one that could hold a comment is the last that starts before it.
         scalars.sort_by_key(|range| range.start());
         found.retain(|directive| {
             let before = scalars.partition_point(|range| range.start() <= directive.start);
-            !before.checked_sub(1).is_some_and(|index| scalars[index].contains(directive.start))
+            !before.checked_sub(1).is_some_and(|index| {
+                let range = scalars[index];
+                range.contains(directive.start) && quoted_end(text, range).is_none_or(|end| directive.start < end)
+            })
         });
         found
     }
+}
+
+/// Where a quoted scalar written at `range` ends (after its closing quote); `None` when it is not quoted
+/// or its quote does not close within `range`.
+fn quoted_end(text: &str, range: TextRange) -> Option<TextSize> {
+    let written = text.get(usize::from(range.start())..usize::from(range.end()))?;
+    let bytes = written.as_bytes();
+    let quote = *bytes.first().filter(|first| matches!(first, b'\'' | b'"'))?;
+    let mut index = 1;
+    while index < bytes.len() {
+        match bytes[index] {
+            b'\\' if quote == b'"' => index += 2,
+            b'\'' if quote == b'\'' && bytes.get(index + 1) == Some(&b'\'') => index += 2,
+            byte if byte == quote => return Some(range.start() + TextSize::from(index as u32 + 1)),
+            _ => index += 1,
+        }
+    }
+    None
 }
 
 /// Whether an annotation or directive code names `rule`.
@@ -254,7 +277,15 @@ mod tests {
     fn directives(text: &str) -> Vec<Directive> {
         let mut scan = DirectiveScan::new(text);
         crate::yaml::for_each_document(text, |document| scan.document(document)).unwrap();
-        scan.finish()
+        scan.finish(text)
+    }
+
+    #[test]
+    fn a_comment_after_a_quoted_value_is_a_directive_and_one_inside_is_not() {
+        let text = "a: 'x'  # capslint: ignore[CAP205]\nb: \"y \\\" # capslint: ignore[CAP201]\"  # capslint: ignore[CAP202]\nc: 'it''s # capslint: ignore[CAP203]'\n";
+        let codes: Vec<String> =
+            directives(text).into_iter().flat_map(|directive| directive.codes).map(|(code, _)| code).collect();
+        assert_eq!(codes, vec!["CAP205", "CAP202"]);
     }
 
     fn codes(text: &str) -> Vec<String> {

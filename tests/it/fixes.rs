@@ -188,9 +188,7 @@ fn add_noqa_silences_every_finding_in_python_and_yaml() {
     let python = fs::read_to_string(root().join("fixtures/fix/python_thread_counts.py")).unwrap();
     let yaml = fs::read_to_string(root().join("fixtures/fix/manifest_env_block.yaml")).unwrap();
     let dir = project(&[("train.py", &python), ("job.yaml", &yaml)]);
-    // Findings at a container's name and at Python calls (a comment after a quoted YAML value is not yet
-    // read as a suppression).
-    let select = "CAP1,CAP202,CAP203";
+    let select = "CAP1,CAP2";
     let (code, _, stderr) = run(check(dir.path()).args(["--add-noqa", "--select", select]));
     assert_eq!(code, 0, "{stderr}");
     let (code, stdout, _) = run(check(dir.path()).args(["--select", select, "--output-format", "concise"]));
@@ -199,5 +197,6 @@ fn add_noqa_silences_every_finding_in_python_and_yaml() {
     assert!(python.contains("results = Parallel(n_jobs=-1)(delayed(abs)(x) for x in range(9))  # noqa: CAP101\n"));
     assert!(python.contains("x = 1  # noqa: CAP105\n"), "a suppression already there is left alone:\n{python}");
     let yaml = fs::read_to_string(dir.path().join("job.yaml")).unwrap();
-    assert!(yaml.contains("- name: train   # the trainer  # capslint: ignore[CAP202,CAP203]\n"), "{yaml}");
+    assert!(yaml.contains("- name: train   # the trainer  # capslint: ignore[CAP202,CAP203,CAP205]\n"), "{yaml}");
+    assert!(yaml.contains("value: 'active'  # capslint: ignore[CAP205]\n"), "after a quoted value:\n{yaml}");
 }

@@ -260,7 +260,8 @@ fn manifest_of(file: Arc<SourceFile>, settings: Arc<Settings>, rules: crate::sel
         super::build::objects(document, text, &mut objects);
         directives.document(document);
     });
-    ManifestFile { file, settings, rules, objects, directives: directives.finish() }
+    let directives = directives.finish(text);
+    ManifestFile { file, settings, rules, objects, directives }
 }
 
 fn build_objects(text: &str) -> Vec<Object> {
