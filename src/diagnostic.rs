@@ -71,6 +71,15 @@ impl Finding {
         self
     }
 
+    /// Attaches the fix, when there is one.
+    #[must_use]
+    pub fn fix_if(mut self, fix: Option<Fix>) -> Self {
+        if fix.is_some() {
+            self.fix = fix;
+        }
+        self
+    }
+
     /// Sets the label under the primary span.
     #[must_use]
     pub fn label(mut self, label: impl Into<String>) -> Self {

@@ -9,8 +9,8 @@ use ruff_text_size::{TextRange, TextSize};
 
 use super::kinds::{self, ContainerNode, PodNode};
 use super::model::{
-    ConfigMapData, Container, ContainerLayout, EnvFrom, EnvFromSource, EnvSource, EnvVar, IgnoreCode, Object, Pod,
-    Resource, Resources, Value,
+    ConfigMapData, Container, ContainerLayout, EnvFrom, EnvFromSource, EnvSource, EnvVar, IgnoreCode, MappingLayout,
+    Object, Pod, Resource, Resources, Value,
 };
 use crate::yaml::Node;
 
@@ -184,7 +184,16 @@ fn layout(node: Node<'_>, name: Option<Node<'_>>) -> Option<ContainerLayout> {
         let first = list.items().next()?;
         Some((first.start(), content_end(list, 0)?))
     });
+    let mapping = |node: Node<'_>| {
+        (node.is_mapping() && !node.via_alias()).then(|| MappingLayout {
+            start: node.start(),
+            first_key: node.entries().next().map(|(key, _)| key.start()),
+        })
+    };
+    let resources = node.get("resources");
     Some(ContainerLayout {
+        resources: resources.and_then(mapping),
+        limits: resources.and_then(|resources| resources.get("limits")).and_then(mapping),
         start: node.start(),
         name: name.filter(|name| !name.via_alias()).map(Node::range),
         env_key: env.map(|(key, _)| key.range()),

@@ -88,6 +88,66 @@ pub fn adr_block(context: &ContainerContext<'_>) -> Option<Fix> {
     })
 }
 
+/// The unsafe fix for a container without a CPU limit whose CPU request is a whole number: the limit
+/// set to the request (written as the request is: `"2"` stays quoted). It changes scheduling and
+/// throttling, so it needs `--unsafe-fixes`. `None` when there is no such request or the container's
+/// `resources` cannot be edited where they are written.
+pub fn limit_from_request(context: &ContainerContext<'_>) -> Option<Fix> {
+    let container = context.container;
+    let request = container.resources.request("cpu")?;
+    let quantity = super::quantity::Quantity::parse(&request.value.text).ok()?;
+    if !quantity.is_whole() || quantity.millis() <= 0 || container.resources.limit("cpu").is_some() {
+        return None;
+    }
+    let text = context.source().text();
+    let layout = container.layout.as_ref()?;
+    let written = text.get(usize::from(request.value.range.start())..)?;
+    let value = if written.starts_with(['"', '\'']) {
+        format!("\"{}\"", request.value.text)
+    } else {
+        request.value.text.clone()
+    };
+    let edit = match (layout.limits, layout.resources) {
+        (Some(limits), _) => add_key(text, limits, &format!("cpu: {value}"))?,
+        (None, Some(resources)) if text.get(usize::from(resources.start)..)?.starts_with('{') => {
+            add_key(text, resources, &format!("limits: {{cpu: {value}}}"))?
+        }
+        (None, Some(resources)) => {
+            let first = usize::from(resources.first_key?);
+            let line_start = line_start(text, first);
+            if !text[line_start..first].chars().all(|character| character == ' ') {
+                return None;
+            }
+            let indent = &text[line_start..first];
+            let newline = line_ending(text);
+            Edit::insertion(
+                format!("{indent}limits:{newline}{indent}  cpu: {value}{newline}"),
+                TextSize::from(line_start as u32),
+            )
+        }
+        (None, None) => return None,
+    };
+    Some(Fix::unsafe_edits(format!("Set `limits.cpu` to the CPU request, {value}"), vec![edit]))
+}
+
+/// Adds `entry` (`key: value`) as the first entry of `mapping`: after `{` in a flow mapping, else as a
+/// line before its first key, in that key's column.
+fn add_key(text: &str, mapping: super::model::MappingLayout, entry: &str) -> Option<Edit> {
+    let start = usize::from(mapping.start);
+    if text.get(start..)?.starts_with('{') {
+        let empty = text[start + 1..].trim_start().starts_with('}');
+        let content = if empty { entry.to_string() } else { format!("{entry}, ") };
+        return Some(Edit::insertion(content, mapping.start + TextSize::from(1)));
+    }
+    let first = usize::from(mapping.first_key?);
+    let line_start = line_start(text, first);
+    let indent = &text[line_start..first];
+    if !indent.chars().all(|character| character == ' ') {
+        return None;
+    }
+    Some(Edit::insertion(format!("{indent}{entry}{}", line_ending(text)), TextSize::from(line_start as u32)))
+}
+
 /// The safe fix that sets an `OMP_WAIT_POLICY` value written at `value` to `passive`, keeping its quotes.
 pub fn wait_policy(text: &str, value: TextRange) -> Option<Fix> {
     let written = text.get(usize::from(value.start())..usize::from(value.end()))?;

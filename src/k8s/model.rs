@@ -110,6 +110,19 @@ pub struct ContainerLayout {
     pub env_key: Option<TextRange>,
     /// The `env` list's first item and where its last scalar ends, when it is a non-empty sequence.
     pub env_items: Option<(TextSize, TextSize)>,
+    /// The `resources` mapping, when written.
+    pub resources: Option<MappingLayout>,
+    /// The `resources.limits` mapping, when written.
+    pub limits: Option<MappingLayout>,
+}
+
+/// Where a mapping is written: its start (`{` for a flow mapping) and its first key's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MappingLayout {
+    /// Where the mapping starts.
+    pub start: TextSize,
+    /// Where its first key starts, when it has one.
+    pub first_key: Option<TextSize>,
 }
 
 impl Container {

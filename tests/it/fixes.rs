@@ -8,7 +8,12 @@ use std::path::Path;
 
 use crate::support::*;
 
-const FIXTURES: &[&str] = &["python_thread_counts.py", "manifest_env_block.yaml", "manifest_flush_and_indented.yaml"];
+const FIXTURES: &[&str] = &[
+    "python_thread_counts.py",
+    "manifest_env_block.yaml",
+    "manifest_flush_and_indented.yaml",
+    "manifest_limit_from_request.yaml",
+];
 
 /// The findings of `name` in `dir` as `(code, message)` pairs.
 fn findings(dir: &Path, name: &str) -> Vec<(String, String)> {
@@ -31,8 +36,9 @@ fn python() -> Option<String> {
     std::env::var("CAPSLINT_TEST_PYTHON").ok()
 }
 
-/// Whether `fixed` is `original` plus container `env` entries and `OMP_WAIT_POLICY` values, as PyYAML reads
-/// both: every container's `env` is compared without the variables the fixes add.
+/// Whether `fixed` is `original` plus container `env` entries, `OMP_WAIT_POLICY` values and CPU limits equal
+/// to the request, as PyYAML reads both: every container's `env` is compared without the variables the
+/// fixes add, its `resources` without a `limits.cpu` equal to `requests.cpu`.
 const SAME_BUT_ENV: &str = r#"
 import sys, yaml
 added = {"CPU_LIMIT", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS",
@@ -45,6 +51,13 @@ def strip(node):
                 value = [item for item in value if item.get("name") not in added]
                 if not value:
                     continue
+            if key == "resources" and isinstance(value, dict):
+                limits = dict(value.get("limits") or {})
+                if "cpu" in limits and str(limits["cpu"]) == str((value.get("requests") or {}).get("cpu")):
+                    del limits["cpu"]
+                value = {k: v for k, v in value.items() if k != "limits"}
+                if limits:
+                    value["limits"] = limits
             out[key] = strip(value)
         return out
     if isinstance(node, list):

@@ -25,7 +25,8 @@ pub fn check<'p>(checker: &mut Checker<'p>, context: &ContainerContext<'p>) {
             ),
         )
         .label("no `resources.limits.cpu`")
-        .help(HELP),
+        .help(HELP)
+        .fix_if(crate::k8s::fix::limit_from_request(context)),
         CpuLimit::Zero(resource) => Finding::new(
             Rule::MissingCpuLimit,
             resource.value.range,
