@@ -122,6 +122,13 @@ def main():
     target("semgrep / capslint wall time", None if sem_ratio is None else round(sem_ratio), ">= 50", lambda v: v >= 50)
     chk_ratio = ratio(chk, cap_k8s)
     target("checkov / capslint wall time", None if chk_ratio is None else round(chk_ratio), ">= 50", lambda v: v >= 50)
+    for label, what in (("python", "Python corpus"), ("manifests", "manifests")):
+        fix_times = mean(r, f"fix-{label}.json")
+        fix_ratio = ratio(fix_times.get("fix"), fix_times.get("check"))
+        count_path = os.path.join(r, f"fix-{label}-count.txt")
+        fixed = open(count_path).read().strip().splitlines()[-1:] if os.path.exists(count_path) else []
+        target(f"`--fix --unsafe-fixes` / `check` wall time, {what} ({fixed[0] if fixed else 'n/a'})",
+               None if fix_ratio is None else round(fix_ratio, 2), "<= 1.5", lambda v: v <= 1.5)
     mono_rss = rss_mib(r, "capslint-monorepo")
     target("capslint peak RSS on the monorepo (MiB)", None if mono_rss is None else round(mono_rss), "< 200",
            lambda v: v < 200)

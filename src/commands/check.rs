@@ -335,7 +335,16 @@ pub fn run(args: &CheckArgs) -> ExitCode {
     let allowed = if root.unsafe_fixes { Applicability::Unsafe } else { Applicability::Safe };
     let fixing = (root.fix || args.fix_only || args.diff) && args.write_baseline.is_none();
     let (mut run, fixed) = if fixing {
+        // Standard input's text, printed as it is when no fix changes it.
+        let stdin = inputs.iter().find(|input| input.contents.is_some()).and_then(|input| input.contents.clone());
         let mut outcome = fix::run::fix_inputs(inputs, allowed);
+        if !args.diff
+            && let Some(bytes) = stdin
+            && !outcome.files.iter().any(|file| file.stdin)
+        {
+            let mut out = std::io::stdout().lock();
+            let _ = out.write_all(&bytes).and_then(|()| out.flush());
+        }
         (std::mem::take(&mut outcome.run), Some(outcome))
     } else {
         (lint::check_inputs(inputs), None)
@@ -368,7 +377,7 @@ pub fn run(args: &CheckArgs) -> ExitCode {
         if let Err(code) = write_fixed(outcome) {
             return code;
         }
-        if outcome.files.iter().any(|file| file.stdin) || args.paths.iter().any(|path| path.as_os_str() == "-") {
+        if args.paths.iter().any(|path| path.as_os_str() == "-") {
             // As ruff does: the fixed source goes to standard output, the report to standard error.
             stream = crate::color::Stream::Stderr;
         }

@@ -213,3 +213,20 @@ fn add_noqa_silences_every_finding_in_python_and_yaml() {
     assert!(yaml.contains("- name: train   # the trainer  # capslint: ignore[CAP202,CAP203,CAP205]\n"), "{yaml}");
     assert!(yaml.contains("value: 'active'  # capslint: ignore[CAP205]\n"), "after a quoted value:\n{yaml}");
 }
+
+#[test]
+fn standard_input_gets_its_fixed_source_on_stdout_and_the_report_on_stderr() {
+    let dir = project(&[]);
+    let bad = "from joblib import Parallel\nParallel(n_jobs=-1)\n";
+    let output = check(dir.path())
+        .args(["--fix", "--unsafe-fixes", "--output-format", "concise", "-"])
+        .write_stdin(bad)
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&output.stdout), "from joblib import Parallel\nParallel(n_jobs=1)\n");
+    assert!(String::from_utf8_lossy(&output.stderr).contains("1 fixed, 0 remaining"));
+    // Nothing to fix: the source comes back as it was.
+    let output = check(dir.path()).args(["--fix", "-"]).write_stdin("x = 1\n").output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&output.stdout), "x = 1\n");
+    assert_eq!(output.status.code(), Some(0));
+}
