@@ -128,6 +128,9 @@ class Finding:
         rule = rules[result["ruleIndex"]] if "ruleIndex" in result else {}
         self.name = rule.get("name", "")
         self.level = result.get("level", "warning")
+        fixes = result.get("fixes") or [{}]
+        # `safe` fixes are what `--fix` applies (capslint's `[*]`); `unsafe` ones need `--unsafe-fixes`.
+        self.applicability = fixes[0].get("properties", {}).get("applicability")
         location = result["locations"][0]["physicalLocation"]
         self.path, file_path = artifact_path(location["artifactLocation"], root, cwd)
         region = location["region"]
@@ -178,7 +181,8 @@ class Finding:
 
     def listing_line(self):
         """The finding as the `concise` format prints it."""
-        return "%s: %s %s" % (self.location(), self.code, escape_name(self.message))
+        marker = " [*]" if self.applicability == "safe" else ""
+        return "%s: %s%s %s" % (self.location(), self.code, marker, escape_name(self.message))
 
 
 def artifact_path(artifact, root, cwd):
@@ -237,13 +241,30 @@ def totals(found, errors, warnings):
     return "Found %s (%s, %s)." % (plural(found, "finding"), plural(errors, "error"), plural(warnings, "warning"))
 
 
+def fix_hints(found):
+    """The lines after the totals that count the fixes, as capslint's `concise` format ends."""
+    fixable = sum(1 for finding in found if finding.applicability == "safe")
+    hidden = sum(1 for finding in found if finding.applicability == "unsafe")
+    hidden_text = "%s can be enabled with the `--unsafe-fixes` option" % (
+        "1 hidden fix" if hidden == 1 else "%d hidden fixes" % hidden
+    )
+    if fixable == 0 and hidden == 0:
+        return []
+    if fixable == 0:
+        return ["No fixes applied or available (%s)." % hidden_text]
+    if hidden == 0:
+        return ["[*] %d fixable with the `--fix` option." % fixable]
+    return ["[*] %d fixable with the `--fix` option (%s)." % (fixable, hidden_text)]
+
+
 def counts(found):
     """(count, code, name) per rule, most frequent first, then by code."""
     per_rule = {}
     for finding in found:
         count, _ = per_rule.get(finding.code, (0, finding.name))
         per_rule[finding.code] = (count + 1, finding.name)
-    rows = [(count, code, name) for code, (count, name) in per_rule.items()]
+    fixable = {finding.code for finding in found if finding.applicability == "safe"}
+    rows = [(count, code, ("[*] " if code in fixable else "") + name) for code, (count, name) in per_rule.items()]
     return sorted(rows, key=lambda row: (-row[0], row[1]))
 
 
@@ -272,6 +293,7 @@ def main(argv=None):
     errors = sum(1 for finding in found if finding.level == "error")
     warnings = len(found) - errors
     lines.append(totals(len(found), errors, warnings))
+    lines += fix_hints(found)
     # UTF-8 and `\n` whatever the platform and locale, as capslint writes.
     sys.stdout.flush()
     sys.stdout.buffer.write(("\n".join(lines) + "\n").encode("utf-8"))

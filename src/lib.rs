@@ -10,6 +10,7 @@ pub mod commands;
 pub mod config;
 pub mod diagnostic;
 pub mod discover;
+pub mod edited;
 pub mod fingerprint;
 pub mod fix;
 pub mod k8s;

@@ -133,12 +133,16 @@ pub fn fix_inputs(inputs: Vec<Input>, allowed: Applicability) -> Outcome {
                 input
             })
             .collect();
+        crate::edited::set(
+            working.iter().map(|(&position, state)| (inputs[position].path.as_path(), state.current.as_str())),
+        );
         let fresh = lint::check_each(again, &ProjectIndex::new(cwd.clone()));
         for (position, result) in changed.iter().zip(fresh) {
             results[*position] = result;
         }
         run = lint::combine(results.clone(), &scanned);
     }
+    crate::edited::clear();
     outcome.files = working
         .into_iter()
         .filter(|(_, state)| state.current != state.original)

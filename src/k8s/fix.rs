@@ -7,7 +7,7 @@
 
 use ruff_text_size::{TextRange, TextSize};
 
-use super::model::{ContainerLayout, EnvSource};
+use super::model::{Container, ContainerLayout, EnvSource};
 use super::rules::{ContainerContext, CpuLimit, LIMITS_CPU};
 use crate::fix::{Edit, Fix};
 use crate::runtime::limit::DEFAULT_LIMIT_ENV;
@@ -23,8 +23,16 @@ enum Line<'a> {
 /// The fix that completes `context`'s container's ADR-0096 block, or `None` when nothing is missing or
 /// the container cannot be edited where it is written.
 pub fn adr_block(context: &ContainerContext<'_>) -> Option<Fix> {
-    let container = context.container;
-    if container.env_open {
+    adr_block_in(context, context.source().text(), context.container)
+}
+
+/// [`adr_block`] written into `target`, the container as the file `text` writes it: the container itself,
+/// or, for a rendered kustomize overlay, the base's container the overlay renders it from. What is
+/// missing comes from `context` (the container as it runs); what is already written, and the limit
+/// variable the caps refer to, from `target`, so that the caps never precede their variable.
+fn adr_block_in(context: &ContainerContext<'_>, text: &str, target: &Container) -> Option<Fix> {
+    let container = target;
+    if container.env_open || context.container.env_open {
         return None;
     }
     let existing_limit = container.env.iter().find_map(|var| match &var.source {
@@ -39,7 +47,7 @@ pub fn adr_block(context: &ContainerContext<'_>) -> Option<Fix> {
     });
     let limit_name =
         existing_limit.unwrap_or_else(|| context.settings.limit_env.as_deref().unwrap_or(DEFAULT_LIMIT_ENV));
-    let written = |name: &str| container.env.iter().any(|var| var.name == name);
+    let written = |name: &str| container.env.iter().chain(&context.container.env).any(|var| var.name == name);
     let mut lines = Vec::new();
     if existing_limit.is_none() {
         if written(limit_name) {
@@ -61,8 +69,8 @@ pub fn adr_block(context: &ContainerContext<'_>) -> Option<Fix> {
     if lines.is_empty() {
         return None;
     }
-    let text = context.source().text();
-    let edits = vec![block_edit(text, container.layout.as_ref()?, &lines)?];
+    let edits: Vec<Edit> =
+        container.layout.as_ref().and_then(|layout| block_edit(text, layout, &lines)).into_iter().collect();
     let names: Vec<String> = lines
         .iter()
         .map(|line| match line {
@@ -71,6 +79,10 @@ pub fn adr_block(context: &ContainerContext<'_>) -> Option<Fix> {
         })
         .collect();
     let message = format!("Add {} to `env`", names.join(", "));
+    if edits.is_empty() {
+        let message = format!("{message} (by hand: capslint cannot edit this container where it is written)");
+        return Some(Fix::display_only(message, edits));
+    }
     Some(match context.limit {
         CpuLimit::Valid { quantity, .. } if quantity.is_whole() => Fix::safe(message, edits),
         CpuLimit::Valid { .. } => Fix::display_only(
@@ -88,25 +100,58 @@ pub fn adr_block(context: &ContainerContext<'_>) -> Option<Fix> {
     })
 }
 
+/// A fix of a rendered kustomize overlay's container, made again for the file its finding was placed in
+/// (`text`, at `placed`): `OMP_WAIT_POLICY` where the value is written, or the `env` block (and a limit
+/// from the request) in the base's container whose `name` is at `placed`. `None` when the container is
+/// not written there as a block mapping of its own.
+pub fn relocate(context: &ContainerContext<'_>, fix: &Fix, text: &str, placed: TextRange) -> Option<Fix> {
+    if fix.message.starts_with("Set `OMP_WAIT_POLICY`") {
+        return wait_policy(text, placed);
+    }
+    let mut objects = Vec::new();
+    crate::yaml::for_each_document(text, |document| super::build::objects(document, text, &mut objects)).ok()?;
+    let target = objects
+        .iter()
+        .flat_map(|object| &object.pods)
+        .flat_map(|pod| pod.containers.iter().chain(&pod.init_containers))
+        .find(|container| container.layout.as_ref().is_some_and(|layout| layout.name == Some(placed)))?;
+    if fix.message.starts_with("Set `limits.cpu`") {
+        return limit_from_request_in(context, text, target);
+    }
+    adr_block_in(context, text, target)
+}
+
 /// The unsafe fix for a container without a CPU limit whose CPU request is a whole number: the limit
 /// set to the request (written as the request is: `"2"` stays quoted). It changes scheduling and
 /// throttling, so it needs `--unsafe-fixes`. `None` when there is no such request or the container's
 /// `resources` cannot be edited where they are written.
 pub fn limit_from_request(context: &ContainerContext<'_>) -> Option<Fix> {
+    limit_from_request_in(context, context.source().text(), context.container)
+}
+
+/// [`limit_from_request`] written into `target` in `text` (see [`adr_block_in`]).
+fn limit_from_request_in(context: &ContainerContext<'_>, text: &str, target: &Container) -> Option<Fix> {
     let container = context.container;
-    let request = container.resources.request("cpu")?;
+    let request = target.resources.request("cpu")?;
+    if request.value.text != container.resources.request("cpu")?.value.text {
+        return None;
+    }
     let quantity = super::quantity::Quantity::parse(&request.value.text).ok()?;
     if !quantity.is_whole() || quantity.millis() <= 0 || container.resources.limit("cpu").is_some() {
         return None;
     }
-    let text = context.source().text();
-    let layout = container.layout.as_ref()?;
-    let written = text.get(usize::from(request.value.range.start())..)?;
-    let value = if written.starts_with(['"', '\'']) {
-        format!("\"{}\"", request.value.text)
-    } else {
-        request.value.text.clone()
-    };
+    let quoted =
+        text.get(usize::from(request.value.range.start())..).is_some_and(|written| written.starts_with(['"', '\'']));
+    let value = if quoted { format!("\"{}\"", request.value.text) } else { request.value.text.clone() };
+    let message = format!("Set `limits.cpu` to the CPU request, {value}");
+    Some(match target.layout.as_ref().and_then(|layout| limit_edit(text, layout, &value)) {
+        Some(edit) => Fix::unsafe_edits(message, vec![edit]),
+        None => Fix::display_only(format!("{message} (by hand: capslint cannot edit these `resources`)"), Vec::new()),
+    })
+}
+
+/// The insertion of `cpu: VALUE` into the container's `limits`, or of `limits` into its `resources`.
+fn limit_edit(text: &str, layout: &ContainerLayout, value: &str) -> Option<Edit> {
     let edit = match (layout.limits, layout.resources) {
         (Some(limits), _) => add_key(text, limits, &format!("cpu: {value}"))?,
         (None, Some(resources)) if text.get(usize::from(resources.start)..)?.starts_with('{') => {
@@ -127,7 +172,7 @@ pub fn limit_from_request(context: &ContainerContext<'_>) -> Option<Fix> {
         }
         (None, None) => return None,
     };
-    Some(Fix::unsafe_edits(format!("Set `limits.cpu` to the CPU request, {value}"), vec![edit]))
+    Some(edit)
 }
 
 /// Adds `entry` (`key: value`) as the first entry of `mapping`: after `{` in a flow mapping, else as a
@@ -150,14 +195,21 @@ fn add_key(text: &str, mapping: super::model::MappingLayout, entry: &str) -> Opt
 
 /// The safe fix that sets an `OMP_WAIT_POLICY` value written at `value` to `passive`, keeping its quotes.
 pub fn wait_policy(text: &str, value: TextRange) -> Option<Fix> {
-    let written = text.get(usize::from(value.start())..usize::from(value.end()))?;
-    let quoted = written.len() >= 2 && (written.starts_with('"') || written.starts_with('\''));
-    let inner =
-        if quoted { TextRange::new(value.start() + TextSize::from(1), value.end() - TextSize::from(1)) } else { value };
-    if written.contains('\n') {
-        return None;
-    }
-    Some(Fix::safe("Set `OMP_WAIT_POLICY` to `passive`", vec![Edit::replacement("passive", inner)]))
+    const MESSAGE: &str = "Set `OMP_WAIT_POLICY` to `passive`";
+    let edit = || {
+        let written = text.get(usize::from(value.start())..usize::from(value.end()))?;
+        // A quoted scalar's range runs on to the next token: it ends at its closing quote.
+        let inner = match crate::suppress::yaml::quoted_end(text, value) {
+            Some(end) => TextRange::new(value.start() + TextSize::from(1), end - TextSize::from(1)),
+            None if written.starts_with(['"', '\'']) => return None,
+            None => value,
+        };
+        (!text[inner].contains(['\n', '\\'])).then(|| Edit::replacement("passive", inner))
+    };
+    Some(match edit() {
+        Some(edit) => Fix::safe(MESSAGE, vec![edit]),
+        None => Fix::display_only(MESSAGE, Vec::new()),
+    })
 }
 
 /// The insertion of `lines` into the container: after the last item of its block `env` list, else as a

@@ -155,7 +155,7 @@ fn resolve_templates(files: &mut Vec<ManifestFile>, uses: &mut [TemplateUse], ou
 
 /// Reads and parses a template that is not part of the scan.
 fn read_template(path: &Path, cwd: &Path, use_: &TemplateUse, outcome: &mut Outcome) -> Option<ManifestFile> {
-    let text = std::fs::read_to_string(path).ok()?;
+    let text = crate::edited::read_to_string(path).ok()?;
     let display = crate::discover::display_name(path, cwd);
     let file = Arc::new(SourceFile::new(path.to_path_buf(), display, text));
     let parsed = super::parse(Arc::clone(&file), Arc::clone(&use_.settings), use_.rules);

@@ -148,7 +148,7 @@ impl DirectiveScan {
 
 /// Where a quoted scalar written at `range` ends (after its closing quote); `None` when it is not quoted
 /// or its quote does not close within `range`.
-fn quoted_end(text: &str, range: TextRange) -> Option<TextSize> {
+pub(crate) fn quoted_end(text: &str, range: TextRange) -> Option<TextSize> {
     let written = text.get(usize::from(range.start())..usize::from(range.end()))?;
     let bytes = written.as_bytes();
     let quote = *bytes.first().filter(|first| matches!(first, b'\'' | b'"'))?;

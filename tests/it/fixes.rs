@@ -230,3 +230,48 @@ fn standard_input_gets_its_fixed_source_on_stdout_and_the_report_on_stderr() {
     assert_eq!(String::from_utf8_lossy(&output.stdout), "x = 1\n");
     assert_eq!(output.status.code(), Some(0));
 }
+
+/// A copy of the directory tree `fixtures/fix/NAME` in a temporary directory.
+fn copy_tree(name: &str) -> tempfile::TempDir {
+    let dir = project(&[]);
+    let source = root().join("fixtures/fix").join(name);
+    let mut stack = vec![source.clone()];
+    while let Some(directory) = stack.pop() {
+        for entry in fs::read_dir(&directory).unwrap() {
+            let path = entry.unwrap().path();
+            let target = dir.path().join(path.strip_prefix(&source).unwrap());
+            if path.is_dir() {
+                fs::create_dir_all(&target).unwrap();
+                stack.push(path);
+            } else {
+                fs::copy(&path, &target).unwrap();
+            }
+        }
+    }
+    dir
+}
+
+#[test]
+fn in_a_kustomize_overlay_the_base_carries_the_fix_and_the_overlay_still_renders() {
+    let dir = copy_tree("kustomize");
+    let patch = fs::read_to_string(dir.path().join("overlays/prod/cpu.yaml")).unwrap();
+    let (code, diff, _) = run(check(dir.path()).arg("--diff"));
+    assert_eq!(code, 1);
+    insta::assert_snapshot!("fix_diff__kustomize", diff);
+    let (code, stdout, _) = run(check(dir.path()).args(["--fix", "--output-format", "concise"]));
+    assert_eq!(code, 0, "every finding is fixed:\n{stdout}");
+    assert!(stdout.contains("(3 fixed, 0 remaining)"), "{stdout}");
+    assert_eq!(fs::read_to_string(dir.path().join("overlays/prod/cpu.yaml")).unwrap(), patch, "the patch is untouched");
+    let (code, _, _) = run(check(dir.path()).arg("--diff"));
+    assert_eq!(code, 0, "a second run has nothing to fix");
+    let rendered =
+        std::process::Command::new("kubectl").args(["kustomize", "overlays/prod"]).current_dir(dir.path()).output();
+    match rendered {
+        Ok(output) if output.status.success() => {
+            let text = String::from_utf8_lossy(&output.stdout);
+            assert!(text.contains("value: passive") && text.contains("resource: limits.cpu"), "{text}");
+            assert!(text.contains("value: $(CPU_LIMIT)"), "{text}");
+        }
+        _ => println!("SKIP kubectl kustomize: kubectl is not installed"),
+    }
+}

@@ -226,8 +226,8 @@ impl Loader {
         if self.bytes > MAX_TOTAL_BYTES {
             return Err("the kustomizations of the scan read too many bytes to render".to_string());
         }
-        let text =
-            std::fs::read_to_string(&canonical).map_err(|_| format!("`{}` is not UTF-8 text", self.display(path)))?;
+        let text = crate::edited::read_to_string(&canonical)
+            .map_err(|_| format!("`{}` is not UTF-8 text", self.display(path)))?;
         let display = self.display(path);
         Ok(self.add_known(canonical, Arc::new(SourceFile::new(path.to_path_buf(), display, text))))
     }

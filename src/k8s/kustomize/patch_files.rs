@@ -48,7 +48,7 @@ fn read_small(path: &Path) -> Option<String> {
     if !metadata.is_file() || metadata.len() > MAX_KUSTOMIZATION_BYTES {
         return None;
     }
-    std::fs::read_to_string(path).ok()
+    crate::edited::read_to_string(path).ok()
 }
 
 /// Adds the patch files a kustomization lists, resolved against its `directory`.

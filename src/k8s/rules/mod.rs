@@ -246,17 +246,26 @@ impl<'p> Checker<'p> {
         if !self.enabled(reported.finding.rule) {
             return;
         }
-        // The edits of a fix are in the text the rules read: a rendered overlay's or an operator's view is
-        // not a file, so there the fix is only shown.
-        if (self.provenance.is_some() || self.merged.is_some())
-            && let Some(fix) = reported.finding.fix.take()
-        {
-            let message = format!("{} (in the file that writes this container)", fix.message);
-            reported.finding.fix = Some(crate::fix::Fix::display_only(message, Vec::new()));
-        }
+        // The edits of a fix are in the text the rules read. A rendered overlay's view is not a file: its
+        // fix is made again for the file the finding is placed in (the base's container, the patch's
+        // value). An operator's view has no file of its own: there the fix is only shown.
+        let fix = reported.finding.fix.take();
         if let Some(provenance) = self.provenance {
             provenance.place(&mut reported, context.project.files);
         }
+        reported.finding.fix = match (fix, self.provenance.is_some() || self.merged.is_some()) {
+            (Some(fix), true) => {
+                let text = context.project.files[reported.file].file.text();
+                let relocated = self
+                    .provenance
+                    .and_then(|_| crate::k8s::fix::relocate(context, &fix, text, reported.finding.range));
+                relocated.or_else(|| {
+                    let message = format!("{} (in the file that writes this container)", fix.message);
+                    Some(crate::fix::Fix::display_only(message, Vec::new()))
+                })
+            }
+            (fix, _) => fix,
+        };
         if let Some(merged) = self.merged {
             reported.finding = reported.finding.related(Arc::clone(&merged.dag), merged.call, merged.text.clone());
         }

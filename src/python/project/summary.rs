@@ -177,7 +177,7 @@ pub fn read(path: &Path, display_name: String, caps: &CapNames) -> Option<Module
     if !metadata.is_file() || metadata.len() > MAX_MODULE_BYTES {
         return None;
     }
-    let text = String::from_utf8(std::fs::read(path).ok()?).ok()?;
+    let text = crate::edited::read_to_string(path).ok()?;
     let file = Arc::new(SourceFile::new(path.to_path_buf(), display_name, text));
     let pending = prescan::before_parsing(file.text()).ok()?;
     let names = stacker::maybe_grow(super::super::ANALYSIS_STACK_BYTES, super::super::ANALYSIS_STACK_BYTES, || {
