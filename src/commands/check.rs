@@ -506,19 +506,28 @@ fn print_diff(outcome: &fix::run::Outcome, run: &lint::RunResult, silent: bool) 
 /// Writes each fixed file in place (whole or not at all); standard input's fixed text goes to standard
 /// output. A file that cannot be written fails the run.
 fn write_fixed(outcome: &fix::run::Outcome) -> Result<(), ExitCode> {
-    for file in &outcome.files {
-        let written = if file.stdin {
-            emit(&file.fixed, None)
-        } else {
+    use rayon::prelude::*;
+    // Files are written in parallel: each is flushed to disk before it replaces the original.
+    let mut errors: Vec<String> = outcome
+        .files
+        .par_iter()
+        .filter(|file| !file.stdin)
+        .filter_map(|file| {
             crate::atomic::write(&file.path, file.fixed.as_bytes())
-                .map_err(|error| format!("cannot write {}: {error}", file.path.display()))
-        };
-        if let Err(error) = written {
-            eprintln!("error: {}", escape_name(&error));
-            return Err(ExitCode::from(2));
+                .err()
+                .map(|error| format!("cannot write {}: {error}", file.path.display()))
+        })
+        .collect();
+    for file in outcome.files.iter().filter(|file| file.stdin) {
+        if let Err(error) = emit(&file.fixed, None) {
+            errors.push(error);
         }
     }
-    Ok(())
+    errors.sort();
+    for error in &errors {
+        eprintln!("error: {}", escape_name(error));
+    }
+    if errors.is_empty() { Ok(()) } else { Err(ExitCode::from(2)) }
 }
 
 /// `Some(true)` for `--X`, `Some(false)` for `--no-X`, `None` for neither.

@@ -4,14 +4,16 @@
 //! runs on every pass. A pass's result for a file is kept only when it still parses: otherwise the fixes
 //! that break it are found one by one and dropped, with a note.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 
 use super::apply::apply;
 use super::{Applicability, Fix};
 use crate::diagnostic::Diagnostic;
 use crate::discover::FileKind;
-use crate::lint::{self, Input, RunResult};
+use crate::lint::{self, FileResult, Input, RunResult};
 use crate::python::ProjectIndex;
 use crate::registry::Rule;
 
@@ -68,41 +70,67 @@ pub fn fix_inputs(inputs: Vec<Input>, allowed: Applicability) -> Outcome {
     let index: HashMap<PathBuf, usize> =
         inputs.iter().enumerate().map(|(position, input)| (input.path.clone(), position)).collect();
     let mut working: BTreeMap<usize, Working> = BTreeMap::new();
-    let mut unfixable: Vec<usize> = Vec::new();
+    let mut unfixable: HashSet<usize> = HashSet::new();
     let mut outcome = Outcome::default();
     for pass in 0..MAX_PASSES {
-        let mut changed = Vec::new();
-        for (path, diagnostics) in fixable(&run.diagnostics, allowed) {
-            let Some(&position) = index.get(path) else { continue };
-            if unfixable.contains(&position) {
-                continue;
-            }
-            let input = &inputs[position];
-            let file = &diagnostics[0].file;
-            if let std::collections::btree_map::Entry::Vacant(slot) = working.entry(position) {
-                match editable_text(input, file.text(), file.cells().is_some()) {
-                    Ok(text) => {
-                        slot.insert(Working { original: text.clone(), current: text });
-                    }
-                    Err(why) => {
-                        outcome.notes.push(format!("{}: not fixed: {why}", input.display_name));
-                        unfixable.push(position);
-                        continue;
-                    }
+        let groups: Vec<(usize, Vec<&Diagnostic>)> = fixable(&run.diagnostics, allowed)
+            .into_iter()
+            .filter_map(|(path, diagnostics)| index.get(path).map(|&position| (position, diagnostics)))
+            .filter(|(position, _)| !unfixable.contains(position))
+            .collect();
+        // The texts of files fixed for the first time, read in parallel.
+        let first_reads: Vec<(usize, Result<String, String>)> = groups
+            .par_iter()
+            .filter(|(position, _)| !working.contains_key(position))
+            .map(|(position, diagnostics)| {
+                let file = &diagnostics[0].file;
+                (*position, editable_text(&inputs[*position], file.text(), file.cells().is_some()))
+            })
+            .collect();
+        for (position, read) in first_reads {
+            match read {
+                Ok(text) => {
+                    working.insert(position, Working { original: text.clone(), current: text });
+                }
+                Err(why) => {
+                    outcome.notes.push(format!("{}: not fixed: {why}", inputs[position].display_name));
+                    unfixable.insert(position);
                 }
             }
-            let state = working.get_mut(&position).expect("inserted above");
-            let fixes: Vec<&Fix> =
-                diagnostics.iter().filter_map(|diagnostic| diagnostic.finding.fix.as_ref()).collect();
-            let (text, applied) =
-                apply_parsing(&state.current, &fixes, input.kind, &input.display_name, &mut outcome.notes);
-            if applied.is_empty() {
+        }
+        // Each file's fixes applied in parallel. The check that follows parses the result; a file whose
+        // CAP001 is off is parsed here instead.
+        let applied: Vec<(usize, String, Vec<usize>, Vec<String>)> = groups
+            .par_iter()
+            .filter_map(|(position, diagnostics)| {
+                let state = working.get(position)?;
+                let input = &inputs[*position];
+                let fixes: Vec<&Fix> =
+                    diagnostics.iter().filter_map(|diagnostic| diagnostic.finding.fix.as_ref()).collect();
+                let mut notes = Vec::new();
+                if reports_syntax_errors(input) {
+                    let all = apply(&state.current, &fixes);
+                    return Some((*position, all.text, all.applied, notes));
+                }
+                let (text, applied) =
+                    apply_parsing(&state.current, &fixes, input.kind, &input.display_name, &mut notes);
+                Some((*position, text, applied, notes))
+            })
+            .collect();
+        let mut before: HashMap<usize, (String, Vec<usize>)> = HashMap::new();
+        let by_position: HashMap<usize, &Vec<&Diagnostic>> =
+            groups.iter().map(|(position, diagnostics)| (*position, diagnostics)).collect();
+        let mut changed = Vec::new();
+        for (position, text, indexes, notes) in applied {
+            outcome.notes.extend(notes);
+            if indexes.is_empty() {
                 continue;
             }
-            for index in applied {
-                *outcome.fixed.entry(diagnostics[index].rule()).or_default() += 1;
+            for &index in &indexes {
+                *outcome.fixed.entry(by_position[&position][index].rule()).or_default() += 1;
             }
-            state.current = text;
+            let state = working.get_mut(&position).expect("read above");
+            before.insert(position, (std::mem::replace(&mut state.current, text), indexes));
             changed.push(position);
         }
         if changed.is_empty() {
@@ -112,13 +140,14 @@ pub fn fix_inputs(inputs: Vec<Input>, allowed: Applicability) -> Outcome {
             outcome.notes.push(format!("fixes were still being applied after {MAX_PASSES} passes; run again"));
         }
         // Findings reported in other files that point into a changed file may have changed with it.
-        let changed_paths: Vec<&Path> = changed.iter().map(|&position| inputs[position].path.as_path()).collect();
+        let changed_paths: HashSet<&Path> = changed.iter().map(|&position| inputs[position].path.as_path()).collect();
+        let mut rechecked: HashSet<usize> = changed.iter().copied().collect();
         for diagnostic in &run.diagnostics {
             let points_in =
                 diagnostic.finding.related.iter().any(|related| changed_paths.contains(&related.file.path()));
             if points_in
                 && let Some(&position) = index.get(diagnostic.file.path())
-                && !changed.contains(&position)
+                && rechecked.insert(position)
             {
                 changed.push(position);
             }
@@ -137,8 +166,47 @@ pub fn fix_inputs(inputs: Vec<Input>, allowed: Applicability) -> Outcome {
             working.iter().map(|(&position, state)| (inputs[position].path.as_path(), state.current.as_str())),
         );
         let fresh = lint::check_each(again, &ProjectIndex::new(cwd.clone()));
-        for (position, result) in changed.iter().zip(fresh) {
-            results[*position] = result;
+        let mut broken = Vec::new();
+        for (&position, result) in changed.iter().zip(fresh) {
+            if before.contains_key(&position) && has_syntax_error(&result) && !has_syntax_error(&results[position]) {
+                broken.push(position);
+            } else {
+                results[position] = result;
+            }
+        }
+        // A file the fixes broke: back to its text before this pass, then its fixes one at a time, each
+        // kept only when the file still parses.
+        if !broken.is_empty() {
+            for &position in &broken {
+                let (previous, indexes) = before.remove(&position).expect("changed this pass");
+                let diagnostics = by_position[&position];
+                for &index in &indexes {
+                    *outcome.fixed.entry(diagnostics[index].rule()).or_default() -= 1;
+                }
+                let fixes: Vec<&Fix> =
+                    diagnostics.iter().filter_map(|diagnostic| diagnostic.finding.fix.as_ref()).collect();
+                let input = &inputs[position];
+                let (text, applied) =
+                    apply_parsing(&previous, &fixes, input.kind, &input.display_name, &mut outcome.notes);
+                for index in applied {
+                    *outcome.fixed.entry(diagnostics[index].rule()).or_default() += 1;
+                }
+                working.get_mut(&position).expect("read above").current = text;
+            }
+            outcome.fixed.retain(|_, count| *count > 0);
+            crate::edited::set(
+                working.iter().map(|(&position, state)| (inputs[position].path.as_path(), state.current.as_str())),
+            );
+            let again: Vec<Input> = broken
+                .iter()
+                .map(|&position| Input {
+                    contents: Some(working[&position].current.clone().into_bytes()),
+                    ..inputs[position].clone()
+                })
+                .collect();
+            for (position, result) in broken.iter().zip(lint::check_each(again, &ProjectIndex::new(cwd.clone()))) {
+                results[*position] = result;
+            }
         }
         run = lint::combine(results.clone(), &scanned);
     }
@@ -186,6 +254,16 @@ fn editable_text(input: &Input, checked: &str, notebook: bool) -> Result<String,
     }
 }
 
+/// Whether the checks of `input` report a file that does not parse (CAP001 is enabled for it).
+fn reports_syntax_errors(input: &Input) -> bool {
+    input.settings.rules_for(&input.path).contains(Rule::SyntaxError)
+}
+
+/// Whether a file's result reports that it does not parse.
+fn has_syntax_error(result: &FileResult) -> bool {
+    result.diagnostics.iter().any(|diagnostic| diagnostic.rule() == Rule::SyntaxError)
+}
+
 /// Applies `fixes` to `text`; when the result does not parse, applies them one at a time instead,
 /// dropping each that breaks the file (with a note). Returns the text and the indexes applied.
 fn apply_parsing(
@@ -225,5 +303,26 @@ pub fn parses(kind: FileKind, text: &str) -> bool {
         FileKind::Python => ruff_python_parser::parse_module(text).is_ok(),
         FileKind::Yaml => crate::yaml::for_each_document(text, |_| {}).is_ok(),
         _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use ruff_text_size::{TextRange, TextSize};
+
+    use super::*;
+    use crate::fix::Edit;
+
+    #[test]
+    fn a_fix_that_breaks_the_file_is_dropped_and_the_others_kept() {
+        let text = "f(n_jobs=-1)\ng(n_jobs=-1)\n";
+        let good =
+            Fix::safe("good", vec![Edit::replacement("1", TextRange::new(TextSize::from(9), TextSize::from(11)))]);
+        let bad = Fix::safe("bad", vec![Edit::insertion("(", TextSize::from(22))]);
+        let mut notes = Vec::new();
+        let (fixed, applied) = apply_parsing(text, &[&good, &bad], FileKind::Python, "a.py", &mut notes);
+        assert_eq!(fixed, "f(n_jobs=1)\ng(n_jobs=-1)\n");
+        assert_eq!(applied, vec![0]);
+        assert_eq!(notes, vec!["a.py: a fix was dropped because the file would not parse after it: bad"]);
     }
 }
