@@ -102,6 +102,8 @@ pub struct Settings {
     pub unsafe_fixes: bool,
     /// The expression the Python fixes write as a thread count (config `fix-thread-count`, default `1`).
     pub fix_thread_count: String,
+    /// The modules that expression names, which a file it is written into must import.
+    pub fix_thread_count_imports: Vec<String>,
     /// The thread-cap variables required in manifests and recognised as caps in Python.
     pub thread_caps: Vec<String>,
     /// The Downward API variable of `capslint runtime` / `exec`.
@@ -248,6 +250,7 @@ impl Settings {
             cap_helpers: options.cap_helpers.clone().unwrap_or_default(),
             fix: overrides.fix.or(options.fix).unwrap_or(false),
             unsafe_fixes: overrides.unsafe_fixes.or(options.unsafe_fixes).unwrap_or(false),
+            fix_thread_count_imports: crate::python::fix_thread_count_imports(&fix_thread_count),
             fix_thread_count,
             thread_caps: options
                 .thread_caps

@@ -20,16 +20,11 @@ pub struct FixWriter {
 }
 
 impl FixWriter {
-    /// The writer for a module of `source` with top-level statements `body`.
-    pub fn new(expression: &str, body: &[Stmt], source: &str) -> Self {
-        let needed: Vec<String> = match ruff_python_parser::parse_expression(expression) {
-            Ok(parsed) => {
-                let mut names = RootNames::default();
-                names.visit_expr(parsed.expr());
-                names.0.into_iter().filter(|name| !BUILTINS.contains(&name.as_str()) && !binds(body, name)).collect()
-            }
-            Err(_) => Vec::new(),
-        };
+    /// The writer for a module of `source` with top-level statements `body`: `expression` is the
+    /// configured thread count, `names` the modules it names ([`imported_names`], found once per
+    /// configuration).
+    pub fn new(expression: &str, names: &[String], body: &[Stmt], source: &str) -> Self {
+        let needed: Vec<&String> = names.iter().filter(|name| !binds(body, name)).collect();
         let imports = (!needed.is_empty()).then(|| {
             let lines: String = needed.iter().map(|name| format!("import {name}\n")).collect();
             Edit::insertion(lines, import_position(body, source))
@@ -53,34 +48,72 @@ impl FixWriter {
         self.with_imports(vec![Edit::replacement(self.expression.clone(), range)])
     }
 
-    /// Adds `keyword=EXPRESSION` as the last argument of `call`.
-    pub fn add_keyword(&self, call: &ast::ExprCall, keyword: &str) -> Vec<Edit> {
+    /// Adds `keyword=EXPRESSION` as the last argument of `call` (see [`append_item`]).
+    pub fn add_keyword(&self, source: &str, call: &ast::ExprCall, keyword: &str) -> Vec<Edit> {
         let arguments = &call.arguments;
-        let last = arguments.args.iter().map(Ranged::end).chain(arguments.keywords.iter().map(Ranged::end)).max();
-        let edit = match last {
-            Some(end) => Edit::insertion(format!(", {keyword}={}", self.expression), end),
-            None => Edit::insertion(format!("{keyword}={}", self.expression), arguments.end() - TextSize::from(1)),
-        };
-        self.with_imports(vec![edit])
+        let last = arguments
+            .args
+            .iter()
+            .map(Ranged::range)
+            .chain(arguments.keywords.iter().map(Ranged::range))
+            .max_by_key(|range| range.end());
+        let close = arguments.end() - TextSize::from(1);
+        self.with_imports(append_item(source, last, close, &format!("{keyword}={}", self.expression)))
     }
 
     /// Adds `"key": EXPRESSION` to a dict display (`{...}`), or `key=EXPRESSION` to a `dict(...)` call,
     /// after its last entry; `None` for anything else.
-    pub fn add_entry(&self, dict: &Expr, key: &str) -> Option<Vec<Edit>> {
-        let edit = match dict {
-            Expr::Dict(dict) => match dict.items.last() {
-                Some(item) => Edit::insertion(format!(", \"{key}\": {}", self.expression), item.value.end()),
-                None => Edit::insertion(format!("\"{key}\": {}", self.expression), dict.start() + TextSize::from(1)),
-            },
+    pub fn add_entry(&self, source: &str, dict: &Expr, key: &str) -> Option<Vec<Edit>> {
+        match dict {
+            Expr::Dict(dict) => {
+                let last = dict.items.last().map(|item| {
+                    TextRange::new(item.key.as_ref().map_or(item.value.start(), Ranged::start), item.value.end())
+                });
+                let item = format!("\"{key}\": {}", self.expression);
+                Some(self.with_imports(append_item(source, last, dict.end() - TextSize::from(1), &item)))
+            }
             Expr::Call(call)
                 if matches!(call.func.as_ref(), Expr::Name(name) if name.id.as_str() == "dict")
                     && call.arguments.args.is_empty() =>
             {
-                return Some(self.add_keyword(call, key));
+                Some(self.add_keyword(source, call, key))
             }
-            _ => return None,
-        };
-        Some(self.with_imports(vec![edit]))
+            _ => None,
+        }
+    }
+}
+
+/// The modules a thread-count expression names, which a file must import: the first names of its
+/// attribute chains and calls that are not builtins (`os` in `int(os.environ["OMP_NUM_THREADS"])`).
+pub fn imported_names(expression: &str) -> Vec<String> {
+    let Ok(parsed) = ruff_python_parser::parse_expression(expression) else { return Vec::new() };
+    let mut names = RootNames::default();
+    names.visit_expr(parsed.expr());
+    names.0.into_iter().filter(|name| !BUILTINS.contains(&name.as_str())).collect()
+}
+
+/// The edits that add `item` to a bracketed list (arguments, dict entries) whose last element is at
+/// `last` and whose closing bracket is at `close`, in the list's own layout: written one element per
+/// line, the item gets a line of its own after the last element's (after its comment, if any), in that
+/// element's indentation, with a trailing comma when the last element has one; otherwise `, item` right
+/// after the last element (or the item alone in an empty list).
+pub fn append_item(source: &str, last: Option<TextRange>, close: TextSize, item: &str) -> Vec<Edit> {
+    let Some(last) = last else { return vec![Edit::insertion(item, close)] };
+    let (end, close_at) = (usize::from(last.end()), usize::from(close));
+    let between = source.get(end..close_at).unwrap_or_default();
+    let line_start = source[..usize::from(last.start())].rfind('\n').map_or(0, |index| index + 1);
+    let indent = &source[line_start..usize::from(last.start())];
+    let own_line = indent.chars().all(|character| character == ' ' || character == '\t');
+    match between.find('\n') {
+        Some(newline) if own_line => {
+            let next_line = TextSize::from((end + newline + 1) as u32);
+            if between[..newline].trim_start().starts_with(',') {
+                vec![Edit::insertion(format!("{indent}{item},\n"), next_line)]
+            } else {
+                vec![Edit::insertion(",", last.end()), Edit::insertion(format!("{indent}{item}\n"), next_line)]
+            }
+        }
+        _ => vec![Edit::insertion(format!(", {item}"), last.end())],
     }
 }
 
@@ -155,7 +188,22 @@ mod tests {
 
     fn writer(expression: &str, source: &str) -> (FixWriter, String) {
         let parsed = ruff_python_parser::parse_module(source).unwrap();
-        (FixWriter::new(expression, parsed.suite(), source), source.to_string())
+        (FixWriter::new(expression, &imported_names(expression), parsed.suite(), source), source.to_string())
+    }
+
+    fn appended(source: &str, item: &str) -> String {
+        let parsed = ruff_python_parser::parse_expression(source).unwrap();
+        let edits = FixWriter::new("1", &[], &[], source).add_entry(source, parsed.expr(), item).unwrap();
+        crate::fix::apply::apply(source, &[&crate::fix::Fix::safe("add", edits)]).text
+    }
+
+    #[test]
+    fn an_entry_follows_the_layout_of_the_dict() {
+        assert_eq!(appended("{\"a\": 1}", "k"), "{\"a\": 1, \"k\": 1}");
+        assert_eq!(appended("{}", "k"), "{\"k\": 1}");
+        assert_eq!(appended("{\n    \"a\": 1,  # why\n}", "k"), "{\n    \"a\": 1,  # why\n    \"k\": 1,\n}");
+        assert_eq!(appended("{\n    \"a\": 1\n}", "k"), "{\n    \"a\": 1,\n    \"k\": 1\n}");
+        assert_eq!(appended("{\"a\": 1,\n \"b\": 2}", "k"), "{\"a\": 1,\n \"b\": 2, \"k\": 1}");
     }
 
     #[test]

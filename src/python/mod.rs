@@ -114,6 +114,11 @@ fn visit_function_header<'a>(visitor: &mut impl Visitor<'a>, function: &'a ruff_
 /// a debug build.
 const ANALYSIS_STACK_BYTES: usize = 64 << 20;
 
+/// The modules a `fix-thread-count` expression names, which a file must import to use it.
+pub fn fix_thread_count_imports(expression: &str) -> Vec<String> {
+    fix_writer::imported_names(expression)
+}
+
 /// Parses `text` and runs the enabled Python rules. A file too deep or too large to analyse within the
 /// bounds ([`prescan`]), or whose resolution spends its whole [`budget::Budget`], gets one CAP003 finding
 /// and nothing else.
@@ -233,7 +238,7 @@ fn run_rules(
     if let Some(project) = project {
         resolver = resolver.with_project(project);
     }
-    let fixes = fix_writer::FixWriter::new(&settings.fix_thread_count, body, text);
+    let fixes = fix_writer::FixWriter::new(&settings.fix_thread_count, &settings.fix_thread_count_imports, body, text);
     let mut checker = checker::Checker::new(resolver, rules, settings.strict, text, fixes);
     if let Some(cells) = cells {
         checker.in_notebook(cells);

@@ -6,6 +6,7 @@ use ruff_text_size::{Ranged, TextRange};
 use crate::diagnostic::Finding;
 use crate::fix::{Edit, Fix};
 use crate::python::checker::{Checker, call_argument, kwargs_splats};
+use crate::python::fix_writer::append_item;
 use crate::python::libraries::{Booster, BoosterEntry, booster_entry, is_thread_count_keyword};
 use crate::python::resolve::{DictValue, Site, Value};
 use crate::registry::Rule;
@@ -69,20 +70,17 @@ fn add_to_literal(checker: &Checker<'_, '_>, dict: &DictValue<'_>, key: &str) ->
     let last = dict
         .entries
         .iter()
-        .filter_map(|entry| entry.expr().map(|(expr, _)| expr.range()))
-        .filter(|range| literal.contains_range(*range))
-        .map(|range| range.end())
-        .max();
+        .filter(|entry| entry.expr().is_some() && literal.contains_range(entry.range))
+        .map(|entry| entry.range)
+        .max_by_key(|range| range.end());
     let expression = checker.fixes.expression();
-    let edit = match (text.starts_with('{'), last) {
-        (true, Some(end)) => Edit::insertion(format!(", \"{key}\": {expression}"), end),
-        (true, None) if text[1..].trim_start().starts_with('}') => {
-            Edit::insertion(format!("\"{key}\": {expression}"), literal.start() + ruff_text_size::TextSize::from(1))
-        }
-        (false, Some(end)) if text.starts_with("dict(") => Edit::insertion(format!(", {key}={expression}"), end),
+    let close = literal.end() - ruff_text_size::TextSize::from(1);
+    let item = match (text.starts_with('{') && text.ends_with('}'), text.starts_with("dict(") && text.ends_with(')')) {
+        (true, _) if last.is_some() || text[1..].trim_start().starts_with('}') => format!("\"{key}\": {expression}"),
+        (false, true) if last.is_some() => format!("{key}={expression}"),
         _ => return None,
     };
-    Some(checker.fixes.with_imports(vec![edit]))
+    Some(checker.fixes.with_imports(append_item(checker.source, last, close, &item)))
 }
 
 /// Checks booster constructors and training calls.
@@ -97,7 +95,7 @@ pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall, callee: 
     let mut add: Option<Vec<Edit>> = None;
     let (count, range, secondary): (ThreadCount, TextRange, Option<Site>) = match entry {
         BoosterEntry::Estimator => {
-            add = Some(checker.fixes.add_keyword(call, keyword));
+            add = Some(checker.fixes.add_keyword(checker.source, call, keyword));
             (from_keywords(checker, call, booster), call.func.range(), None)
         }
         BoosterEntry::Train => match call_argument(call, "params", Some(0)) {
@@ -106,8 +104,10 @@ pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall, callee: 
                 let resolved = checker.eval(params);
                 match &resolved.value {
                     Value::Dict(dict) => {
-                        add =
-                            checker.fixes.add_entry(params, keyword).or_else(|| add_to_literal(checker, dict, keyword));
+                        add = checker
+                            .fixes
+                            .add_entry(checker.source, params, keyword)
+                            .or_else(|| add_to_literal(checker, dict, keyword));
                         let origin = dict
                             .origin
                             .clone()

@@ -171,7 +171,7 @@ pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall, callee: 
             .help("pass `n_jobs` explicitly, derived from the pod's CPU limit, or use `parallel_config`, whose default is unset")
             .fix(Fix::unsafe_edits(
                 format!("Pass `n_jobs={}`", checker.fixes.expression()),
-                checker.fixes.add_keyword(call, "n_jobs"),
+                checker.fixes.add_keyword(checker.source, call, "n_jobs"),
             )),
         );
     }
