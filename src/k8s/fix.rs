@@ -100,25 +100,39 @@ fn adr_block_in(context: &ContainerContext<'_>, text: &str, target: &Container) 
     })
 }
 
-/// A fix of a rendered kustomize overlay's container, made again for the file its finding was placed in
-/// (`text`, at `placed`): `OMP_WAIT_POLICY` where the value is written, or the `env` block (and a limit
-/// from the request) in the base's container whose `name` is at `placed`. `None` when the container is
-/// not written there as a block mapping of its own.
-pub fn relocate(context: &ContainerContext<'_>, fix: &Fix, text: &str, placed: TextRange) -> Option<Fix> {
-    if fix.message.starts_with("Set `OMP_WAIT_POLICY`") {
-        return wait_policy(text, placed);
-    }
+/// The objects of a manifest `text` as written, for [`relocate`] (`None` when it does not load).
+pub fn objects_as_written(text: &str) -> Option<Vec<super::model::Object>> {
     let mut objects = Vec::new();
     crate::yaml::for_each_document(text, |document| super::build::objects(document, text, &mut objects)).ok()?;
+    Some(objects)
+}
+
+/// The fix of `rule` for a rendered kustomize overlay's container, made again for the file its finding
+/// was placed in (`text`, whose objects are `objects`, at `placed`): in the container whose `name` is at
+/// `placed` (the base's), the `env` block or the limit from the request; elsewhere, the `OMP_WAIT_POLICY`
+/// value written at `placed` (a base's or a patch's). `None` when the file does not write it as a block
+/// mapping capslint can edit.
+pub fn relocate(
+    context: &ContainerContext<'_>,
+    rule: crate::registry::Rule,
+    objects: &[super::model::Object],
+    text: &str,
+    placed: TextRange,
+) -> Option<Fix> {
+    use crate::registry::Rule;
     let target = objects
         .iter()
         .flat_map(|object| &object.pods)
         .flat_map(|pod| pod.containers.iter().chain(&pod.init_containers))
-        .find(|container| container.layout.as_ref().is_some_and(|layout| layout.name == Some(placed)))?;
-    if fix.message.starts_with("Set `limits.cpu`") {
-        return limit_from_request_in(context, text, target);
+        .find(|container| container.layout.as_ref().is_some_and(|layout| layout.name == Some(placed)));
+    match (rule, target) {
+        (Rule::MissingCpuLimit, Some(target)) => limit_from_request_in(context, text, target),
+        (Rule::MissingCpuLimitRef | Rule::MissingThreadCaps | Rule::OmpWaitPolicyNotPassive, Some(target)) => {
+            adr_block_in(context, text, target)
+        }
+        (Rule::OmpWaitPolicyNotPassive, None) => wait_policy(text, placed),
+        _ => None,
     }
-    adr_block_in(context, text, target)
 }
 
 /// The unsafe fix for a container without a CPU limit whose CPU request is a whole number: the limit

@@ -15,6 +15,7 @@ mod thread_cap_exceeds_limit;
 use std::sync::Arc;
 
 use ruff_text_size::TextRange;
+use rustc_hash::FxHashMap;
 
 use super::ManifestFile;
 use super::configmaps::ConfigMapIndex;
@@ -202,12 +203,14 @@ pub struct Checker<'p> {
     merged: Option<&'p Merged>,
     provenance: Option<&'p Provenance>,
     out: Vec<Reported>,
+    /// The objects of the files findings were placed in, as written, read once for their fixes.
+    written: FxHashMap<usize, Option<Vec<Object>>>,
 }
 
 impl<'p> Checker<'p> {
     /// A checker for a file with `rules`; `merged` marks a view through an Airflow operator.
     pub fn new(rules: RuleSet, strict: bool, merged: Option<&'p Merged>) -> Self {
-        Checker { rules, strict, merged, provenance: None, out: Vec::new() }
+        Checker { rules, strict, merged, provenance: None, out: Vec::new(), written: FxHashMap::default() }
     }
 
     /// Marks a view of a kustomize overlay: what is reported is placed where `provenance` says each
@@ -256,9 +259,14 @@ impl<'p> Checker<'p> {
         reported.finding.fix = match (fix, self.provenance.is_some() || self.merged.is_some()) {
             (Some(fix), true) => {
                 let text = context.project.files[reported.file].file.text();
-                let relocated = self
-                    .provenance
-                    .and_then(|_| crate::k8s::fix::relocate(context, &fix, text, reported.finding.range));
+                let relocated = self.provenance.and_then(|_| {
+                    let objects = self
+                        .written
+                        .entry(reported.file)
+                        .or_insert_with(|| crate::k8s::fix::objects_as_written(text))
+                        .as_deref()?;
+                    crate::k8s::fix::relocate(context, reported.finding.rule, objects, text, reported.finding.range)
+                });
                 relocated.or_else(|| {
                     let message = format!("{} (in the file that writes this container)", fix.message);
                     Some(crate::fix::Fix::display_only(message, Vec::new()))
