@@ -440,25 +440,16 @@ fn show_settings(args: &CheckArgs, inputs: &[Input], resolver: &SettingsResolver
         eprintln!("error: no file would be checked");
         return ExitCode::from(2);
     };
-    let config = if args.isolated {
-        None
-    } else if let Some(path) = &args.config {
-        match ConfigFile::load(path) {
-            Ok(config) => config,
-            Err(error) => {
-                eprint!("{}", render_error(&error));
-                return ExitCode::from(2);
-            }
-        }
-    } else {
-        let absolute = crate::paths::absolute(&first.path, cwd);
-        match crate::config::discover(absolute.parent().unwrap_or(cwd)) {
-            Ok(config) => config,
-            Err(error) => {
-                eprint!("{}", render_error(&error));
-                return ExitCode::from(2);
-            }
-        }
+    // The configuration file is found as `capslint config` finds it.
+    let absolute = crate::paths::absolute(&first.path, cwd);
+    let lookup = crate::commands::config::ConfigArgs {
+        path: absolute.clone(),
+        config: args.config.clone(),
+        isolated: args.isolated,
+    };
+    let config = match crate::commands::config::find(&lookup, &absolute) {
+        Ok(config) => config,
+        Err(code) => return code,
     };
     let settings = match resolver.for_file(&first.path) {
         Ok(settings) => settings,

@@ -98,7 +98,7 @@ fn effective(config: Option<&ConfigFile>, settings: &Settings) -> Effective {
 }
 
 /// Where the configuration of `path` comes from: `Ok(None)` means the defaults.
-fn find(args: &ConfigArgs, path: &Path) -> Result<Option<ConfigFile>, ExitCode> {
+pub(crate) fn find(args: &ConfigArgs, path: &Path) -> Result<Option<ConfigFile>, ExitCode> {
     let report = |error: &dyn miette::Diagnostic| {
         eprint!("{}", render_error(error));
         ExitCode::from(2)

@@ -230,7 +230,7 @@ pub fn fix_inputs(inputs: Vec<Input>, allowed: Applicability) -> Outcome {
 fn fixable(diagnostics: &[Diagnostic], allowed: Applicability) -> BTreeMap<&Path, Vec<&Diagnostic>> {
     let mut by_file: BTreeMap<&Path, Vec<&Diagnostic>> = BTreeMap::new();
     for diagnostic in diagnostics {
-        if diagnostic.finding.fix.as_ref().is_some_and(|fix| fix.applies(allowed)) {
+        if diagnostic.fixable(allowed) {
             by_file.entry(diagnostic.file.path()).or_default().push(diagnostic);
         }
     }

@@ -232,13 +232,7 @@ pub(super) fn apply(files: &[ManifestSuppressions<'_>], reported: Vec<Reported>)
                 if let Some(finding) = unused_code(file, code, *range, &description) {
                     let fix = directive_range(file.file.text(), directive)
                         .map(|whole| super::removal_fix(file.file.text(), whole, &directive.codes, code_index));
-                    kept.push((
-                        file_index,
-                        match fix {
-                            Some(fix) => finding.fix(fix),
-                            None => finding,
-                        },
-                    ));
+                    kept.push((file_index, finding.fix_if(fix)));
                 }
             }
         }

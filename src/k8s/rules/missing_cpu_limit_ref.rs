@@ -33,8 +33,6 @@ pub fn check<'p>(checker: &mut Checker<'p>, context: &ContainerContext<'p>) {
     )
     .label("no `resourceFieldRef: limits.cpu` in `env`")
     .help("add to `env`: `- {name: CPU_LIMIT, valueFrom: {resourceFieldRef: {resource: limits.cpu}}}`");
-    if let Some(fix) = crate::k8s::fix::adr_block(context) {
-        finding = finding.fix(fix);
-    }
+    finding = finding.fix_if(crate::k8s::fix::adr_block(context));
     checker.report(context, finding);
 }

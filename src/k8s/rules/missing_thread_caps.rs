@@ -100,8 +100,6 @@ pub fn check<'p>(checker: &mut Checker<'p>, context: &ContainerContext<'p>) {
         .help(format!(
             "add each to `env`, e.g. `- {{name: {first}, {source}}}`, or start the container with `capslint exec --`"
         ));
-    if let Some(fix) = crate::k8s::fix::adr_block(context) {
-        finding = finding.fix(fix);
-    }
+    finding = finding.fix_if(crate::k8s::fix::adr_block(context));
     checker.report(context, finding);
 }

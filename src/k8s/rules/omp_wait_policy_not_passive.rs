@@ -43,9 +43,7 @@ pub fn check<'p>(checker: &mut Checker<'p>, context: &ContainerContext<'p>) {
         )
         .label("no `OMP_WAIT_POLICY`")
         .help(HELP);
-        if let Some(fix) = crate::k8s::fix::adr_block(context) {
-            finding = finding.fix(fix);
-        }
+        finding = finding.fix_if(crate::k8s::fix::adr_block(context));
         checker.report(context, finding);
         return;
     };
@@ -80,13 +78,7 @@ pub fn check<'p>(checker: &mut Checker<'p>, context: &ContainerContext<'p>) {
         }
         None => {
             let fix = crate::k8s::fix::wait_policy(context.source().text(), value.range);
-            checker.report(
-                context,
-                match fix {
-                    Some(fix) => finding.fix(fix),
-                    None => finding,
-                },
-            );
+            checker.report(context, finding.fix_if(fix));
         }
     }
 }
