@@ -236,12 +236,12 @@ fn block_edit(text: &str, layout: &ContainerLayout, lines: &[Line<'_>]) -> Optio
         (Some(_), Some((first, end))) => {
             let first = usize::from(first);
             let line_start = line_start(text, first);
-            let dash = text[line_start..first].find('-')? + line_start;
-            if !text[line_start..dash].chars().all(|character| character == ' ') {
+            let dash = text.get(line_start..first)?.find('-')? + line_start;
+            if !text.get(line_start..dash)?.chars().all(|character| character == ' ') {
                 return None;
             }
-            let item_prefix = &text[dash..first];
-            if !item_prefix[1..].chars().all(|character| character == ' ') {
+            let item_prefix = text.get(dash..first)?;
+            if !item_prefix.get(1..)?.chars().all(|character| character == ' ') {
                 return None;
             }
             let indent = " ".repeat(dash - line_start);
@@ -252,12 +252,12 @@ fn block_edit(text: &str, layout: &ContainerLayout, lines: &[Line<'_>]) -> Optio
         (None, _) => {
             let name = layout.name?;
             let (start, end) = (usize::from(name.start()), usize::from(name.end()));
-            if text[start..end].contains('\n') {
+            if text.get(start..end)?.contains('\n') {
                 return None;
             }
             let line_start = line_start(text, start);
-            let key_column = text[line_start..start].find("name")?;
-            let before_key = &text[line_start..line_start + key_column];
+            let key_column = text.get(line_start..start)?.find("name")?;
+            let before_key = text.get(line_start..line_start + key_column)?;
             if !before_key.chars().all(|character| character == ' ' || character == '-') {
                 return None;
             }
@@ -293,12 +293,12 @@ fn render(lines: &[Line<'_>], indent: &str, item_prefix: &str, newline: &str) ->
 }
 
 fn line_start(text: &str, offset: usize) -> usize {
-    text[..offset].rfind('\n').map_or(0, |index| index + 1)
+    text.get(..offset).and_then(|before| before.rfind('\n')).map_or(0, |index| index + 1)
 }
 
 /// The start of the line after the one `offset` is on; `None` on the last line without a newline.
 fn next_line_start(text: &str, offset: usize) -> Option<usize> {
-    text[offset..].find('\n').map(|index| offset + index + 1)
+    text.get(offset..)?.find('\n').map(|index| offset + index + 1)
 }
 
 fn line_ending(text: &str) -> String {

@@ -302,3 +302,24 @@ fn every_fixture_overlay_renders() {
         assert!(!rendered.is_empty(), "{overlay}");
     }
 }
+
+#[test]
+fn an_overlay_over_a_base_without_env_gets_its_findings_and_no_internal_error() {
+    // The overlay renders the base's container; the fix that adds `env` is written where the base writes
+    // the container, whose text is not the rendered one.
+    let dir = project(&[
+        ("base/kustomization.yaml", "resources:\n- pod.yaml\n"),
+        (
+            "base/pod.yaml",
+            "apiVersion: v1\nkind: Pod\nmetadata: {name: train}\nspec:\n  containers:\n  - name: train\n    image: python\n",
+        ),
+        ("overlay/kustomization.yaml", "resources:\n- ../base\n"),
+    ]);
+    let output = check(dir.path()).args(["--output-format", "concise"]).output().unwrap();
+    let (code, stdout, stderr) = outcome(&output);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(!stderr.contains("internal error"), "{stderr}");
+    for code in ["CAP201", "CAP202", "CAP203"] {
+        assert!(stdout.contains(&format!("base/pod.yaml:6:11: {code}")), "{stdout}");
+    }
+}
