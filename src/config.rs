@@ -53,6 +53,8 @@ pub struct Options {
     pub containers: Option<ContainerOptions>,
     /// Settings of `capslint runtime` and `capslint exec`.
     pub runtime: Option<RuntimeOptions>,
+    /// Where the repository keeps the files Airflow DAGs name.
+    pub airflow: Option<AirflowOptions>,
     /// Rule code -> severity overrides.
     pub severity: Option<BTreeMap<Spanned<String>, Severity>>,
 }
@@ -93,6 +95,15 @@ pub struct ContainerOptions {
 pub struct RuntimeOptions {
     /// The Downward API variable that carries `limits.cpu`.
     pub limit_env: Option<String>,
+}
+
+/// The `[airflow]` table.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct AirflowOptions {
+    /// Directories of the repository (relative to the configuration file) that hold the pod templates a
+    /// DAG names by an absolute path of the Airflow worker (`pod_template_file="/opt/airflow/pod.yaml"`).
+    pub template_roots: Option<Vec<String>>,
 }
 
 #[derive(Deserialize)]
@@ -156,7 +167,8 @@ pub struct InvalidConfig {
 
 const VALID_KEYS_HELP: &str = "valid keys: select, extend-select, ignore, per-file-ignores, exclude, extend-exclude, \
 strict, cap-helpers, thread-caps, [gpu] resource / memory-resource / memory-capacity, [containers] compute-images / \
-skip-images / compute-containers / skip-containers / builtin-infrastructure, [runtime] limit-env, [severity]";
+skip-images / compute-containers / skip-containers / builtin-infrastructure, [runtime] limit-env, [airflow] \
+template-roots, [severity]";
 
 impl ConfigFile {
     /// Reads and validates a configuration file. A `pyproject.toml` without `[tool.capslint]` yields `None`.
@@ -266,7 +278,8 @@ fn validate(options: &Options) -> Result<(), (String, std::ops::Range<usize>)> {
 }
 
 /// Finds the configuration that applies in `directory`: the nearest `capslint.toml`, `.capslint.toml` or
-/// `pyproject.toml` with a `[tool.capslint]` table, searching upward.
+/// `pyproject.toml` with a `[tool.capslint]` table, searching upward, no further than the top level of the
+/// git work tree that holds `directory`.
 pub fn discover(directory: &Path) -> Result<Option<ConfigFile>, ConfigError> {
     for ancestor in directory.ancestors() {
         for name in CONFIG_FILE_NAMES {
@@ -277,6 +290,15 @@ pub fn discover(directory: &Path) -> Result<Option<ConfigFile>, ConfigError> {
                 return Ok(Some(config));
             }
         }
+        if is_work_tree_top(ancestor) {
+            break;
+        }
     }
     Ok(None)
+}
+
+/// Whether `directory` is the top level of a git work tree (it holds `.git`, a directory or the file of a
+/// linked work tree or submodule): configuration is not looked for above it.
+pub fn is_work_tree_top(directory: &Path) -> bool {
+    std::fs::symlink_metadata(directory.join(".git")).is_ok()
 }

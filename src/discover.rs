@@ -8,6 +8,7 @@ use std::sync::Mutex;
 
 use ignore::{WalkBuilder, WalkState};
 
+use crate::confine::Refusal;
 use crate::settings::SettingsResolver;
 
 /// The kinds of file capslint checks.
@@ -56,6 +57,8 @@ pub struct Discovered {
     pub errors: Vec<String>,
     /// Other problems met on the way (an invalid pattern in a `.gitignore`), one line each.
     pub warnings: Vec<String>,
+    /// Files skipped because they lead outside the scanned roots (symbolic links), one line each.
+    pub notes: Vec<String>,
     /// Configuration files met on the way that are invalid (the run must fail).
     pub config_errors: Vec<crate::settings::ResolveError>,
 }
@@ -96,17 +99,28 @@ pub fn discover(
     force_exclude: bool,
 ) -> Result<Discovered, MissingPath> {
     let mut discovered = Discovered::default();
-    let mut files: Vec<(PathBuf, FileKind, Option<FileId>)> = Vec::new();
+    let mut files: Vec<(PathBuf, FileKind, Option<FileId>, bool)> = Vec::new();
     let mut roots = Vec::new();
+    let confinement = resolver.confinement();
+    let cwd = resolver.root().cwd().to_path_buf();
+    let shown = |path: &Path| display_name(path, &cwd);
     for path in paths {
         let metadata = std::fs::metadata(path).map_err(|error| MissingPath::new(path, &error))?;
         if metadata.is_dir() {
-            roots.push(path.clone());
+            // A directory named through a link out of its repository is not walked.
+            match confinement.directory(path, &shown(path)) {
+                Ok(_) => roots.push(path.clone()),
+                Err(refusal) => discovered.notes.push(format!("{refusal}: skipped")),
+            }
         } else if let Some(kind) = FileKind::of(path)
             && !(force_exclude
                 && resolver.for_path(path).is_ok_and(|settings| settings.is_excluded_with_ancestors(path)))
         {
-            files.push((path.clone(), kind, Some(file_id(&metadata))));
+            match confinement.resolve(path, &shown(path)) {
+                Ok(_) => files.push((path.clone(), kind, Some(file_id(&metadata)), path.is_symlink())),
+                Err(refusal @ Refusal::Outside(_)) => discovered.notes.push(format!("{refusal}: skipped")),
+                Err(refusal) => discovered.errors.push(format!("{refusal}: not read")),
+            }
         }
     }
     if let Some((first, rest)) = roots.split_first() {
@@ -119,6 +133,7 @@ pub fn discover(
         let config_errors = Mutex::new(Vec::new());
         let found = Mutex::new(Vec::new());
         let warnings = Mutex::new(Vec::new());
+        let notes = Mutex::new(Vec::new());
         let errors = Mutex::new(Vec::new());
         let is_excluded =
             |path: &Path, is_dir: bool| match if is_dir { resolver.for_dir(path) } else { resolver.for_file(path) } {
@@ -147,10 +162,20 @@ pub fn discover(
                     Ok(entry) => {
                         let is_file = entry.file_type().is_some_and(|file_type| file_type.is_file())
                             || (entry.path_is_symlink() && entry.path().is_file());
-                        if is_file && let Some(kind) = FileKind::of(entry.path()) {
+                        if is_file
+                            && entry.path_is_symlink()
+                            && FileKind::of(entry.path()).is_some()
+                            && let Err(refusal) = confinement.file(entry.path(), &shown(entry.path()))
+                        {
+                            // A link out of the root: the file it leads to is not the repository's.
+                            if refusal.is_confinement() {
+                                notes.lock().expect("walk notes").push(format!("{refusal}: skipped"));
+                            }
+                        } else if is_file && let Some(kind) = FileKind::of(entry.path()) {
                             // A file that vanishes now keeps no identity; its read reports it.
                             let id = std::fs::metadata(entry.path()).ok().map(|metadata| file_id(&metadata));
-                            found.lock().expect("walk results").push((entry.into_path(), kind, id));
+                            let linked = entry.path_is_symlink();
+                            found.lock().expect("walk results").push((entry.into_path(), kind, id, linked));
                         }
                     }
                     // A directory that cannot be listed hides files that would have been checked.
@@ -164,20 +189,24 @@ pub fn discover(
         });
         files.extend(found.into_inner().expect("walk results"));
         discovered.warnings.extend(warnings.into_inner().expect("walk warnings"));
+        discovered.notes.extend(notes.into_inner().expect("walk notes"));
         discovered.errors.extend(errors.into_inner().expect("walk errors"));
         discovered.config_errors.extend(config_errors.into_inner().expect("config errors"));
     }
-    files.sort();
-    // The first path in sorted order names a file reached more than once: deterministic whatever the
-    // order of the arguments and of the walk.
+    // A file reached more than once is named by its first path in sorted order that is not a symbolic
+    // link (a fix writes the file itself, never through a link): deterministic whatever the order of the
+    // arguments and of the walk.
+    files.sort_by(|a, b| (a.3, &a.0).cmp(&(b.3, &b.0)));
     let mut seen = HashSet::new();
     discovered.files = files
         .into_iter()
-        .filter(|(_, _, id)| id.is_none_or(|id| seen.insert(id)))
-        .map(|(path, kind, _)| (path, kind))
+        .filter(|(_, _, id, _)| id.is_none_or(|id| seen.insert(id)))
+        .map(|(path, kind, _, _)| (path, kind))
         .collect();
+    discovered.files.sort();
     discovered.files.dedup();
     discovered.warnings.sort();
+    discovered.notes.sort();
     discovered.errors.sort();
     Ok(discovered)
 }

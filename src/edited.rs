@@ -1,6 +1,6 @@
 //! The texts a fix run has changed and not yet written. Checking a file again reads it from memory, but
 //! the cross-file readers (kustomize renders, pod templates, imported Python modules) open other files by
-//! path: they read through [`read_to_string`], which returns the edited text of such a file, so every
+//! path: they read through [`crate::confine::Confinement::read_to_string`], which returns the edited text of such a file, so every
 //! pass sees the files as they will be written. Empty outside a fix run.
 
 use std::path::{Path, PathBuf};
@@ -24,17 +24,11 @@ pub fn clear() {
     *EDITED.write().unwrap_or_else(std::sync::PoisonError::into_inner) = None;
 }
 
-/// The text of `path`: its edited text when a fix run changed it, else the file's.
-pub fn read_to_string(path: &Path) -> std::io::Result<String> {
+/// The edited text of the file at `resolved` (a canonical path), when a fix run changed it. Readers
+/// reach it through [`crate::confine::Confinement::read_to_string`], which resolves the path first.
+pub fn get(resolved: &Path) -> Option<Arc<str>> {
     let guard = EDITED.read().unwrap_or_else(std::sync::PoisonError::into_inner);
-    if let Some(map) = guard.as_ref()
-        && let Ok(canonical) = std::fs::canonicalize(path)
-        && let Some(text) = map.get(&canonical)
-    {
-        return Ok(text.to_string());
-    }
-    drop(guard);
-    std::fs::read_to_string(path)
+    guard.as_ref()?.get(resolved).cloned()
 }
 
 #[cfg(test)]
@@ -47,9 +41,10 @@ mod tests {
         let path = dir.path().join("base.yaml");
         std::fs::write(&path, "on disk\n").unwrap();
         set([(path.as_path(), "edited\n")]);
+        let confinement = crate::confine::Confinement::new([dir.path().to_path_buf()]);
         let through_another_name = dir.path().join(".").join("base.yaml");
-        assert_eq!(read_to_string(&through_another_name).unwrap(), "edited\n");
+        assert_eq!(confinement.read_to_string(&through_another_name, "base.yaml", 100).unwrap(), "edited\n");
         clear();
-        assert_eq!(read_to_string(&path).unwrap(), "on disk\n");
+        assert_eq!(confinement.read_to_string(&path, "base.yaml", 100).unwrap(), "on disk\n");
     }
 }

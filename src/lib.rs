@@ -8,6 +8,7 @@ pub mod cli;
 pub mod color;
 pub mod commands;
 pub mod config;
+pub mod confine;
 pub mod diagnostic;
 pub mod discover;
 pub mod edited;

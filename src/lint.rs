@@ -10,6 +10,7 @@ use std::sync::Arc;
 use rayon::prelude::*;
 use ruff_text_size::{TextRange, TextSize};
 
+use crate::confine::{self, Confinement, Refusal};
 use crate::diagnostic::{Diagnostic, Finding};
 use crate::discover::FileKind;
 use crate::k8s;
@@ -75,9 +76,18 @@ pub struct RunResult {
 /// deterministic order.
 pub fn check_inputs(inputs: Vec<Input>) -> RunResult {
     let scanned = scanned_yaml(&inputs);
-    // The modules that imported names resolve through, read on demand and shared by every file.
-    let project = ProjectIndex::new(std::env::current_dir().unwrap_or_default());
+    let project = project_index(&inputs);
     combine(check_each(inputs, &project), &scanned)
+}
+
+/// The modules that imported names resolve through, read on demand (within the run's roots) and shared by
+/// every file of `inputs`.
+pub fn project_index(inputs: &[Input]) -> ProjectIndex {
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let confinement = inputs
+        .first()
+        .map_or_else(|| Arc::new(Confinement::of_paths(&[], &cwd)), |input| Arc::clone(&input.settings.confinement));
+    ProjectIndex::new(cwd, confinement)
 }
 
 /// The YAML files read from disk: their directories are where kustomizations are looked for.
@@ -139,7 +149,8 @@ fn panic_reason(panic: &(dyn std::any::Any + Send)) -> String {
 /// Reads and checks one input, turning a panic into a CAP001 internal error for that file alone.
 /// Manifests come back parsed, for [`check_inputs`] to check together.
 pub fn check_input(input: Input) -> FileResult {
-    check_input_in(input, &ProjectIndex::new(std::env::current_dir().unwrap_or_default()))
+    let project = project_index(std::slice::from_ref(&input));
+    check_input_in(input, &project)
 }
 
 /// [`check_input`] with the run's [`ProjectIndex`].
@@ -205,24 +216,23 @@ pub fn read_stdin() -> std::io::Result<Vec<u8>> {
     Ok(bytes)
 }
 
-/// Reads a regular file: one open (non-blocking, so a FIFO cannot stall the run), one `fstat`, one read.
-fn read(path: &Path) -> Result<Vec<u8>, ReadError> {
-    use std::io::Read;
-    use std::os::unix::fs::OpenOptionsExt;
-
-    let io = |error: std::io::Error| ReadError::Io(format!("{}: {error}", path.display()));
-    let mut file = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(path).map_err(io)?;
-    let metadata = file.metadata().map_err(io)?;
-    if !metadata.is_file() {
-        return Err(ReadError::Io(format!("{}: not a regular file", path.display())));
-    }
-    if metadata.len() > MAX_FILE_BYTES {
-        return Err(ReadError::TooLarge(metadata.len()));
-    }
-    let mut bytes = Vec::with_capacity(metadata.len() as usize + 1);
-    // A file that grows after the `fstat` is still read no further than the limit.
-    (&mut file).take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes).map_err(io)?;
-    within_limit(bytes)
+/// Reads a regular file: one open (non-blocking, so a FIFO cannot stall the run; not through a symbolic
+/// link), one `fstat`, one read. A file the walk reached through a link inside the roots is opened where
+/// the link leads, once [`Confinement`] has admitted it.
+fn read(path: &Path, confinement: &Confinement) -> Result<Vec<u8>, ReadError> {
+    let shown = path.display().to_string();
+    let read = match confine::open_regular(path, &shown, MAX_FILE_BYTES) {
+        Err(Refusal::Io(..)) if path.is_symlink() => {
+            confinement.file(path, &shown).and_then(|resolved| confine::open_regular(&resolved, &shown, MAX_FILE_BYTES))
+        }
+        read => read,
+    };
+    read.map_err(|refusal| match refusal {
+        Refusal::TooLarge(..) => ReadError::TooLarge(std::fs::metadata(path).map_or(MAX_FILE_BYTES + 1, |m| m.len())),
+        Refusal::Io(shown, error) => ReadError::Io(format!("{shown}: {error}")),
+        Refusal::NotRegular(shown) => ReadError::Io(format!("{shown}: not a regular file")),
+        refusal => ReadError::Io(format!("{refusal}: not read")),
+    })
 }
 
 /// `bytes`, unless they are more than [`MAX_FILE_BYTES`]: the limit files and standard input share.
@@ -236,7 +246,7 @@ fn check_input_inner(input: Input, project: &ProjectIndex) -> FileResult {
     let rules = settings.rules_for(&input.path);
     let read = match input.contents {
         Some(bytes) => within_limit(bytes),
-        None => read(&input.path),
+        None => read(&input.path, &settings.confinement),
     };
     let bytes = match read {
         Ok(bytes) => bytes,

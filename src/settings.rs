@@ -6,6 +6,7 @@ use std::sync::Arc;
 use globset::{Glob, GlobSet, GlobSetBuilder};
 
 use crate::config::{ConfigFile, DEFAULT_GPU_RESOURCE, Options};
+use crate::confine::Confinement;
 use crate::registry::{Rule, Severity};
 use crate::selection::{RuleSet, UnknownSelector, resolve_selectors};
 
@@ -59,6 +60,9 @@ pub struct Overrides {
     pub fix: Option<bool>,
     /// `--unsafe-fixes` or `--no-unsafe-fixes`.
     pub unsafe_fixes: Option<bool>,
+    /// Where the run may read: the roots of the paths named ([`Confinement::of_paths`]); `None` for the
+    /// root of the working directory.
+    pub confinement: Option<Arc<Confinement>>,
 }
 
 /// Which containers the thread-cap rules check (the `[containers]` table).
@@ -108,6 +112,9 @@ pub struct Settings {
     pub thread_caps: Vec<String>,
     /// The Downward API variable of `capslint runtime` / `exec`.
     pub limit_env: Option<String>,
+    /// Where absolute `pod_template_file` paths of DAGs are looked up (`[airflow] template-roots`,
+    /// absolute).
+    pub template_roots: Vec<PathBuf>,
     /// GPU settings.
     pub gpu: GpuSettings,
     /// Which containers the thread-cap rules check.
@@ -116,6 +123,9 @@ pub struct Settings {
     pub prefilter: bool,
     /// The directory relative globs are anchored at (absolute).
     pub root: PathBuf,
+    /// Where files named by the checked files (kustomize bases, pod templates, imported modules) may be
+    /// read: the run's roots, the same for every file of a run.
+    pub confinement: Arc<Confinement>,
     /// The directory relative paths of checked files are relative to.
     cwd: PathBuf,
     severities: Vec<(Rule, Severity)>,
@@ -257,6 +267,12 @@ impl Settings {
                 .clone()
                 .unwrap_or_else(|| crate::thread_variables::required_caps().map(String::from).collect()),
             limit_env: options.runtime.as_ref().and_then(|runtime| runtime.limit_env.clone()),
+            template_roots: options
+                .airflow
+                .iter()
+                .flat_map(|airflow| airflow.template_roots.iter().flatten())
+                .map(|relative| crate::paths::normalize(&root.join(relative)))
+                .collect(),
             containers,
             gpu: GpuSettings {
                 resource: gpu.resource.unwrap_or_else(|| DEFAULT_GPU_RESOURCE.to_string()),
@@ -265,6 +281,7 @@ impl Settings {
             },
             prefilter: !overrides.no_prefilter,
             root,
+            confinement: overrides.confinement.clone().unwrap_or_else(|| Arc::new(Confinement::of_paths(&[], cwd))),
             cwd: cwd.to_path_buf(),
             severities,
             per_file_ignores,
@@ -353,7 +370,9 @@ pub struct SettingsResolver {
 
 impl SettingsResolver {
     /// A resolver; fails when the configuration that applies to `cwd` is invalid.
-    pub fn new(source: ConfigSource, overrides: Overrides, cwd: PathBuf) -> Result<Self, ResolveError> {
+    pub fn new(source: ConfigSource, mut overrides: Overrides, cwd: PathBuf) -> Result<Self, ResolveError> {
+        // One confinement for every file of the run.
+        overrides.confinement.get_or_insert_with(|| Arc::new(Confinement::of_paths(&[], &cwd)));
         let default = match &source {
             ConfigSource::Explicit(config) => Settings::resolve(Some(config), &overrides, &cwd)?,
             ConfigSource::Isolated => Settings::resolve(None, &overrides, &cwd)?,
@@ -369,6 +388,11 @@ impl SettingsResolver {
             cache: std::sync::Mutex::new(std::collections::HashMap::new()),
             default: Arc::new(default),
         })
+    }
+
+    /// Where the run may read.
+    pub fn confinement(&self) -> Arc<Confinement> {
+        Arc::clone(self.overrides.confinement.as_ref().expect("set by `new`"))
     }
 
     /// The settings of the working directory: used for stdin and for checks across files.
@@ -420,6 +444,9 @@ impl SettingsResolver {
         }
         let resolved = match found {
             Some(settings) => Some(settings),
+            // A configuration above a repository's top level is not the repository's, as git's ignore
+            // files above it are not.
+            None if crate::config::is_work_tree_top(directory) => None,
             None => match directory.parent() {
                 Some(parent) => self.for_directory(parent)?,
                 None => None,

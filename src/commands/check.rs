@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use crate::baseline::{self, Baseline, Checked};
 use crate::config::ConfigFile;
+use crate::confine::Confinement;
 use crate::diagnostic::Diagnostic;
 use crate::discover::{self, FileKind};
 use crate::fix::{self, Applicability};
@@ -143,11 +144,19 @@ pub fn output_format(args: &CheckArgs) -> OutputFormat {
     })
 }
 
-/// The files (and standard input) to check, each with the settings that apply to it, and the paths that
-/// could not be read (directories that cannot be listed).
-fn inputs(args: &CheckArgs, resolver: &SettingsResolver, cwd: &Path) -> Result<(Vec<Input>, Vec<String>), ExitCode> {
+/// What discovery found: the files (and standard input) to check, each with the settings that apply to
+/// it; the paths that could not be read (directories that cannot be listed); and the files skipped because
+/// they lead outside the run's roots.
+struct Found {
+    inputs: Vec<Input>,
+    unread: Vec<String>,
+    skipped: Vec<String>,
+}
+
+fn inputs(args: &CheckArgs, resolver: &SettingsResolver, cwd: &Path) -> Result<Found, ExitCode> {
     let mut inputs = Vec::new();
     let mut errors = Vec::new();
+    let mut skipped = Vec::new();
     let (stdin_paths, file_paths): (Vec<PathBuf>, Vec<PathBuf>) =
         args.paths.iter().cloned().partition(|path| path.as_os_str() == "-");
     if !stdin_paths.is_empty() {
@@ -184,6 +193,7 @@ fn inputs(args: &CheckArgs, resolver: &SettingsResolver, cwd: &Path) -> Result<(
             eprintln!("warning: {}", escape_name(warning));
         }
         errors = discovered.errors;
+        skipped = discovered.notes;
         if let Some(error) = discovered.config_errors.first() {
             eprint!("{}", render_error(error));
             return Err(ExitCode::from(2));
@@ -202,7 +212,7 @@ fn inputs(args: &CheckArgs, resolver: &SettingsResolver, cwd: &Path) -> Result<(
             });
         }
     }
-    Ok((inputs, errors))
+    Ok(Found { inputs, unread: errors, skipped })
 }
 
 /// Writes the report to `--output-file` (creating its directory; the file is replaced whole or not at
@@ -294,6 +304,7 @@ pub fn run(args: &CheckArgs) -> ExitCode {
         no_prefilter: args.no_prefilter,
         fix: flag(args.fix, args.no_fix),
         unsafe_fixes: flag(args.unsafe_fixes, args.no_unsafe_fixes),
+        confinement: Some(std::sync::Arc::new(Confinement::of_paths(&confined_paths(args), &cwd))),
     };
     let resolver = match SettingsResolver::new(source, overrides, cwd.clone()) {
         Ok(resolver) => resolver,
@@ -309,7 +320,7 @@ pub fn run(args: &CheckArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let (inputs, unread) = match inputs(args, &resolver, &cwd) {
+    let Found { inputs, unread, skipped } = match inputs(args, &resolver, &cwd) {
         Ok(found) => found,
         Err(code) => return code,
     };
@@ -351,6 +362,8 @@ pub fn run(args: &CheckArgs) -> ExitCode {
     };
     run.errors.extend(unread);
     run.errors.sort();
+    run.notices.extend(skipped);
+    run.notices.sort();
     if !args.quiet && !args.silent {
         for notice in &run.notices {
             eprintln!("note: {}", escape_name(notice));
@@ -519,6 +532,18 @@ fn write_fixed(outcome: &fix::run::Outcome) -> Result<(), ExitCode> {
         eprintln!("error: {}", escape_name(error));
     }
     if errors.is_empty() { Ok(()) } else { Err(ExitCode::from(2)) }
+}
+
+/// The paths whose roots confine the run: those named (standard input counts as its `--stdin-filename`,
+/// else as the working directory).
+fn confined_paths(args: &CheckArgs) -> Vec<PathBuf> {
+    args.paths
+        .iter()
+        .map(|path| match path.as_os_str() == "-" {
+            true => args.stdin_filename.clone().unwrap_or_else(|| PathBuf::from(".")),
+            false => path.clone(),
+        })
+        .collect()
 }
 
 /// `Some(true)` for `--X`, `Some(false)` for `--no-X`, `None` for neither.

@@ -39,7 +39,14 @@ pub fn run(inputs: Vec<Input>, unread: Vec<String>) -> ExitCode {
             continue;
         }
         let text = file.text();
-        if std::fs::read(&path).ok().as_deref() != Some(text.as_bytes()) {
+        let on_disk = match input.settings.confinement.writable(&path, file.display_name()) {
+            Ok(resolved) => crate::confine::open_regular(&resolved, file.display_name(), lint::MAX_FILE_BYTES).ok(),
+            Err(refusal) => {
+                eprintln!("warning: {name}: not changed: {}", escape_name(&refusal.to_string()));
+                continue;
+            }
+        };
+        if on_disk.as_deref() != Some(text.as_bytes()) {
             eprintln!("warning: {name}: not changed: it is not UTF-8, or it changed while it was being checked");
             continue;
         }

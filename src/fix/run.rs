@@ -11,10 +11,10 @@ use std::path::{Path, PathBuf};
 
 use super::apply::apply;
 use super::{Applicability, Fix};
+use crate::confine::{self, Refusal};
 use crate::diagnostic::Diagnostic;
 use crate::discover::FileKind;
 use crate::lint::{self, FileResult, Input, RunResult};
-use crate::python::ProjectIndex;
 use crate::registry::Rule;
 
 /// How many times the files are fixed and checked again before the run stops trying.
@@ -63,9 +63,8 @@ struct Working {
 
 /// Checks `inputs`, applying every fix of applicability `allowed` or safer, pass after pass.
 pub fn fix_inputs(inputs: Vec<Input>, allowed: Applicability) -> Outcome {
-    let cwd = std::env::current_dir().unwrap_or_default();
     let scanned = lint::scanned_yaml(&inputs);
-    let mut results = lint::check_each(inputs.clone(), &ProjectIndex::new(cwd.clone()));
+    let mut results = lint::check_each(inputs.clone(), &lint::project_index(&inputs));
     let mut run = lint::combine(results.clone(), &scanned);
     let index: HashMap<PathBuf, usize> =
         inputs.iter().enumerate().map(|(position, input)| (input.path.clone(), position)).collect();
@@ -79,21 +78,22 @@ pub fn fix_inputs(inputs: Vec<Input>, allowed: Applicability) -> Outcome {
             .filter(|(position, _)| !unfixable.contains(position))
             .collect();
         // The texts of files fixed for the first time, read in parallel.
-        let first_reads: Vec<(usize, Result<String, String>)> = groups
+        let first_reads: Vec<(usize, usize, Result<String, String>)> = groups
             .par_iter()
             .filter(|(position, _)| !working.contains_key(position))
             .map(|(position, diagnostics)| {
                 let file = &diagnostics[0].file;
-                (*position, editable_text(&inputs[*position], file.text(), file.cells().is_some()))
+                (*position, diagnostics.len(), editable_text(&inputs[*position], file.text(), file.cells().is_some()))
             })
             .collect();
-        for (position, read) in first_reads {
+        for (position, count, read) in first_reads {
             match read {
                 Ok(text) => {
                     working.insert(position, Working { original: text.clone(), current: text });
                 }
                 Err(why) => {
-                    outcome.notes.push(format!("{}: not fixed: {why}", inputs[position].display_name));
+                    let fixes = if count == 1 { "1 fix".to_string() } else { format!("{count} fixes") };
+                    outcome.notes.push(format!("{}: {fixes} not applied: {why}", inputs[position].display_name));
                     unfixable.insert(position);
                 }
             }
@@ -165,7 +165,7 @@ pub fn fix_inputs(inputs: Vec<Input>, allowed: Applicability) -> Outcome {
         crate::edited::set(
             working.iter().map(|(&position, state)| (inputs[position].path.as_path(), state.current.as_str())),
         );
-        let fresh = lint::check_each(again, &ProjectIndex::new(cwd.clone()));
+        let fresh = lint::check_each(again, &lint::project_index(&inputs));
         let mut broken = Vec::new();
         for (&position, result) in changed.iter().zip(fresh) {
             if before.contains_key(&position) && has_syntax_error(&result) && !has_syntax_error(&results[position]) {
@@ -204,7 +204,7 @@ pub fn fix_inputs(inputs: Vec<Input>, allowed: Applicability) -> Outcome {
                     ..inputs[position].clone()
                 })
                 .collect();
-            for (position, result) in broken.iter().zip(lint::check_each(again, &ProjectIndex::new(cwd.clone()))) {
+            for (position, result) in broken.iter().zip(lint::check_each(again, &lint::project_index(&inputs))) {
                 results[*position] = result;
             }
         }
@@ -237,15 +237,27 @@ fn fixable(diagnostics: &[Diagnostic], allowed: Applicability) -> BTreeMap<&Path
     by_file
 }
 
-/// The text the fixes edit, when it is the file's exact contents: a notebook's checked text is its
-/// cells, and a file read through a PEP 263 encoding is not its bytes.
+/// The text the fixes edit, when it is the file's exact contents (a notebook's checked text is its
+/// cells, and a file read through a PEP 263 encoding is not its bytes) and the file may be rewritten: a
+/// regular file below the run's roots, named with no symbolic link on its path.
 fn editable_text(input: &Input, checked: &str, notebook: bool) -> Result<String, String> {
     if notebook {
         return Err("fixes in notebooks are shown, not applied".to_string());
     }
     let bytes = match &input.contents {
         Some(bytes) => bytes.clone(),
-        None => std::fs::read(&input.path).map_err(|error| format!("cannot read it again: {error}"))?,
+        None => {
+            let resolved = input.settings.confinement.writable(&input.path, &input.display_name).map_err(
+                |refusal| match refusal {
+                    Refusal::Link(_) => "it is reached through a symbolic link; fixes are written only to the file \
+                                         itself"
+                        .to_string(),
+                    refusal => format!("{refusal}"),
+                },
+            )?;
+            confine::open_regular(&resolved, &input.display_name, lint::MAX_FILE_BYTES)
+                .map_err(|refusal| format!("cannot read it again: {refusal}"))?
+        }
     };
     match String::from_utf8(bytes) {
         Ok(text) if text == checked => Ok(text),

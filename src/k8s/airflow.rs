@@ -7,7 +7,7 @@
 //! reported through every such DAG (findings that agree are reported once, with a label at each
 //! operator), and not on its own. A template file outside the scan is read when a DAG names it.
 
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 
 use rustc_hash::FxHashMap;
 
@@ -28,16 +28,52 @@ pub struct View {
     pub merged: Merged,
 }
 
-/// Where the template of `call` is on disk: relative to the DAG, else to the configuration root.
-pub fn find_template(use_: &TemplateUse) -> Option<PathBuf> {
-    let template = Path::new(&use_.call.template);
+/// Where the template of `use_` is in the repository (resolved), or why it is not read (`None` when it is
+/// simply not there). A relative path is looked up next to the DAG, then at the configuration's root, then
+/// under each of `[airflow] template-roots`. An absolute path names a file of the Airflow worker's image,
+/// never one of the machine running the check: it is looked up under `template-roots` by its longest
+/// trailing part (`/opt/airflow/templates/gpu.yaml` as `<root>/opt/airflow/templates/gpu.yaml`, then
+/// `<root>/airflow/templates/gpu.yaml`, ... then `<root>/gpu.yaml`). Nothing outside the run's roots is
+/// opened.
+pub fn find_template(use_: &TemplateUse) -> Result<PathBuf, Option<String>> {
+    let written = &use_.call.template;
+    let template = Path::new(written);
+    let settings = &use_.settings;
     let candidates: Vec<PathBuf> = if template.is_absolute() {
-        vec![template.to_path_buf()]
+        let parts: Vec<_> = template.components().filter(|part| matches!(part, Component::Normal(_))).collect();
+        let parts = &parts;
+        settings
+            .template_roots
+            .iter()
+            .flat_map(|root| {
+                (0..parts.len()).map(move |skip| parts[skip..].iter().fold(root.clone(), |path, part| path.join(part)))
+            })
+            .collect()
     } else {
         let dag_dir = use_.dag.path().parent().map(Path::to_path_buf).unwrap_or_default();
-        vec![dag_dir.join(template), use_.settings.root.join(template)]
+        [dag_dir, settings.root.clone()]
+            .into_iter()
+            .chain(settings.template_roots.iter().cloned())
+            .map(|base| base.join(template))
+            .collect()
     };
-    candidates.into_iter().find(|candidate| candidate.is_file())
+    let mut refused = None;
+    for candidate in candidates {
+        match settings.confinement.file(&candidate, written) {
+            Ok(resolved) => return Ok(resolved),
+            Err(refusal) if refusal.is_confinement() => refused = Some(refusal),
+            Err(_) => {}
+        }
+    }
+    let dag = use_.dag.display_name();
+    Err(match refused {
+        Some(refusal) => Some(format!("{dag}: the `pod_template_file` {refusal}: not read")),
+        None if template.is_absolute() => Some(format!(
+            "{dag}: the `pod_template_file` `{written}` is a path on the Airflow worker; it is checked when \
+             `[airflow] template-roots` names the repository's directory that holds it"
+        )),
+        None => None,
+    })
 }
 
 /// The object an operator merges into: the first `Pod` with a container.

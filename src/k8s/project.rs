@@ -99,8 +99,9 @@ pub fn check(mut files: Vec<ManifestFile>, mut uses: Vec<TemplateUse>, scanned: 
 /// The containers of kustomize patch files are fragments ([`super::kustomize::patch_files`]): checked as
 /// partial, unless an overlay that applies them is rendered (then they are not checked on their own).
 fn mark_patches_partial(files: &mut [ManifestFile]) {
-    let Some(cwd) = files.first().map(|file| file.settings.cwd().to_path_buf()) else { return };
-    let patches = kustomize::patch_files::patch_files(files.iter().map(|file| file.file.path()), &cwd);
+    let Some(first) = files.first() else { return };
+    let (cwd, confinement) = (first.settings.cwd().to_path_buf(), Arc::clone(&first.settings.confinement));
+    let patches = kustomize::patch_files::patch_files(files.iter().map(|file| file.file.path()), &cwd, &confinement);
     if patches.is_empty() {
         return;
     }
@@ -124,8 +125,14 @@ fn resolve_templates(files: &mut Vec<ManifestFile>, uses: &mut [TemplateUse], ou
     let cwd = std::env::current_dir().unwrap_or_default();
     let mut views = Vec::new();
     for use_ in uses.iter() {
-        let Some(path) = airflow::find_template(use_) else { continue };
-        let Ok(canonical) = std::fs::canonicalize(&path) else { continue };
+        let canonical = match airflow::find_template(use_) {
+            Ok(canonical) => canonical,
+            Err(note) => {
+                outcome.notices.extend(note);
+                continue;
+            }
+        };
+        let path = canonical.clone();
         let file_index = match by_path.get(&canonical) {
             Some(index) => *index,
             None => match read_template(&path, &cwd, use_, outcome) {
@@ -155,8 +162,8 @@ fn resolve_templates(files: &mut Vec<ManifestFile>, uses: &mut [TemplateUse], ou
 
 /// Reads and parses a template that is not part of the scan.
 fn read_template(path: &Path, cwd: &Path, use_: &TemplateUse, outcome: &mut Outcome) -> Option<ManifestFile> {
-    let text = crate::edited::read_to_string(path).ok()?;
     let display = crate::discover::display_name(path, cwd);
+    let text = use_.settings.confinement.read_to_string(path, &display, crate::lint::MAX_FILE_BYTES).ok()?;
     let file = Arc::new(SourceFile::new(path.to_path_buf(), display, text));
     let parsed = super::parse(Arc::clone(&file), Arc::clone(&use_.settings), use_.rules);
     outcome.notices.extend(parsed.notice);

@@ -9,6 +9,7 @@ mod support;
 mod cli;
 mod cli_conventions;
 mod config_files;
+mod confinement;
 mod fixes;
 mod hostile;
 mod install_cargo;

@@ -14,6 +14,7 @@ use super::json_patch;
 use super::merge;
 use super::select::{Identity, Selector};
 use super::tree::{Data, Origin, SourceId, Tree};
+use crate::confine::{Confinement, Refusal};
 use crate::source::SourceFile;
 
 /// The file names kustomize reads as a kustomization.
@@ -95,6 +96,7 @@ pub struct Loaded {
 #[derive(Debug)]
 pub struct Loader {
     cwd: PathBuf,
+    confinement: Arc<Confinement>,
     files: Vec<Loaded>,
     by_path: FxHashMap<PathBuf, SourceId>,
     rendered: FxHashMap<PathBuf, Result<Arc<Rendered>, String>>,
@@ -151,10 +153,11 @@ const CLUSTER_KINDS: &[&str] = &[
 ];
 
 impl Loader {
-    /// A loader resolving displayed paths against `cwd`.
-    pub fn new(cwd: PathBuf) -> Loader {
+    /// A loader resolving displayed paths against `cwd`, reading only what `confinement` admits.
+    pub fn new(cwd: PathBuf, confinement: Arc<Confinement>) -> Loader {
         Loader {
             cwd,
+            confinement,
             files: Vec::new(),
             by_path: FxHashMap::default(),
             rendered: FxHashMap::default(),
@@ -212,24 +215,30 @@ impl Loader {
         Ok(())
     }
 
-    /// Reads a file (once), within the size limits.
+    /// Reads a file (once), within the size limits and the run's roots.
     fn read(&mut self, path: &Path) -> Result<SourceId, String> {
-        let canonical = std::fs::canonicalize(path).map_err(|_| format!("`{}` does not exist", self.display(path)))?;
+        let display = self.display(path);
+        let canonical = self.confinement.file(path, &display).map_err(|refusal| refusal.to_string())?;
         if let Some(id) = self.by_path.get(&canonical) {
             return Ok(*id);
         }
-        let metadata = std::fs::metadata(&canonical).map_err(|error| format!("`{}`: {error}", self.display(path)))?;
-        if !metadata.is_file() || metadata.len() > MAX_FILE_BYTES {
-            return Err(format!("`{}` is not a file capslint reads", self.display(path)));
-        }
-        self.bytes += metadata.len();
+        let text =
+            self.confinement.read_to_string(&canonical, &display, MAX_FILE_BYTES).map_err(|refusal| match refusal {
+                Refusal::TooLarge(..) | Refusal::NotRegular(_) => format!("`{display}` is not a file capslint reads"),
+                Refusal::Io(..) => format!("`{display}` is not UTF-8 text"),
+                refusal => refusal.to_string(),
+            })?;
+        self.bytes += text.len() as u64;
         if self.bytes > MAX_TOTAL_BYTES {
             return Err("the kustomizations of the scan read too many bytes to render".to_string());
         }
-        let text = crate::edited::read_to_string(&canonical)
-            .map_err(|_| format!("`{}` is not UTF-8 text", self.display(path)))?;
-        let display = self.display(path);
         Ok(self.add_known(canonical, Arc::new(SourceFile::new(path.to_path_buf(), display, text))))
+    }
+
+    /// The resolved path of a directory a kustomization names, when it is below the run's roots.
+    fn directory(&self, dir: &Path) -> Result<PathBuf, String> {
+        let display = self.display(dir);
+        self.confinement.directory(dir, &display).map_err(|refusal| refusal.to_string())
     }
 
     /// The documents of a file, parsed once.
@@ -272,7 +281,7 @@ impl Loader {
     }
 
     fn render_nested(&mut self, dir: &Path, stack: &mut Vec<PathBuf>) -> Result<Arc<Rendered>, String> {
-        let dir = std::fs::canonicalize(dir).map_err(|_| format!("`{}` does not exist", self.display(dir)))?;
+        let dir = self.directory(dir)?;
         if let Some(position) = stack.iter().position(|open| *open == dir) {
             let cycle: Vec<String> = stack[position..].iter().chain([&dir]).map(|path| self.display(path)).collect();
             return Err(format!("kustomizations include each other in a cycle: {}", cycle.join(" -> ")));
@@ -321,8 +330,8 @@ impl Loader {
             if is_remote(text) {
                 return Err(format!("the remote component `{text}`"));
             }
-            let dir = std::fs::canonicalize(kustomization.dir.join(text))
-                .map_err(|_| format!("the component `{text}` does not exist"))?;
+            let dir =
+                self.directory(&kustomization.dir.join(text)).map_err(|error| format!("the component {error}"))?;
             if stack.contains(&dir) || stack.len() >= MAX_NESTING {
                 return Err(format!("the component `{text}` includes itself or nests too deep"));
             }
@@ -354,9 +363,13 @@ impl Loader {
             return Err(format!("the remote resource `{text}`"));
         }
         let path = kustomization.dir.join(text);
-        if path.is_dir() {
-            let below = self.render_nested(&path, stack)?;
-            rendered.included.extend(std::fs::canonicalize(&path));
+        let resolved = self
+            .confinement
+            .resolve(&path, &self.display(&path))
+            .map_err(|refusal| format!("the resource {refusal}"))?;
+        if resolved.is_dir() {
+            let below = self.render_nested(&resolved, stack)?;
+            rendered.included.push(resolved);
             rendered.included.extend(below.included.iter().cloned());
             rendered.patch_files.extend(below.patch_files.iter().copied());
             self.charge(below.resources.iter().map(|resource| resource.tree.size()).sum())?;

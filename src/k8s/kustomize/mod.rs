@@ -106,7 +106,7 @@ pub fn resolve(files: &mut Vec<ManifestFile>, scanned: &[ScannedYaml], notices: 
         return kustomized;
     }
     let cwd = candidates[0].1.cwd().to_path_buf();
-    let mut loader = Loader::new(cwd);
+    let mut loader = Loader::new(cwd, Arc::clone(&candidates[0].1.confinement));
     let mut sources: FxHashMap<SourceId, usize> = FxHashMap::default();
     for (index, file) in files.iter().enumerate() {
         if let Ok(canonical) = std::fs::canonicalize(file.file.path()) {
@@ -300,7 +300,9 @@ pub struct RenderedContainer {
 
 /// Renders the kustomization of `dir` as capslint sees it.
 pub fn render(dir: &Path) -> Result<Vec<RenderedObject>, String> {
-    let mut loader = Loader::new(std::env::current_dir().unwrap_or_default());
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let confinement = Arc::new(crate::confine::Confinement::of_paths(&[dir.to_path_buf()], &cwd));
+    let mut loader = Loader::new(cwd, confinement);
     let rendered = loader.render(dir)?;
     let mut objects: Vec<RenderedObject> = rendered
         .resources

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
+use crate::confine::Confinement;
 use crate::paths;
 use crate::yaml::{self, Node};
 
@@ -23,7 +24,11 @@ const MAX_KUSTOMIZATION_BYTES: u64 = 1 << 20;
 
 /// The absolute, normalised paths of the patch files listed by the kustomizations in the directories of
 /// `manifests` and up to [`LEVELS_UP`] directories above them.
-pub fn patch_files<'p>(manifests: impl IntoIterator<Item = &'p Path>, cwd: &Path) -> FxHashSet<PathBuf> {
+pub fn patch_files<'p>(
+    manifests: impl IntoIterator<Item = &'p Path>,
+    cwd: &Path,
+    confinement: &Confinement,
+) -> FxHashSet<PathBuf> {
     let mut directories: FxHashMap<PathBuf, ()> = FxHashMap::default();
     for manifest in manifests {
         let absolute = paths::absolute(manifest, cwd);
@@ -35,20 +40,12 @@ pub fn patch_files<'p>(manifests: impl IntoIterator<Item = &'p Path>, cwd: &Path
     for directory in directories.keys() {
         for name in KUSTOMIZATION_FILES {
             let path = directory.join(name);
-            if let Some(text) = read_small(&path) {
+            if let Ok(text) = confinement.read_to_string(&path, &path.display().to_string(), MAX_KUSTOMIZATION_BYTES) {
                 listed_patches(&text, directory, &mut patches);
             }
         }
     }
     patches
-}
-
-fn read_small(path: &Path) -> Option<String> {
-    let metadata = std::fs::metadata(path).ok()?;
-    if !metadata.is_file() || metadata.len() > MAX_KUSTOMIZATION_BYTES {
-        return None;
-    }
-    crate::edited::read_to_string(path).ok()
 }
 
 /// Adds the patch files a kustomization lists, resolved against its `directory`.
@@ -91,7 +88,7 @@ mod tests {
         )
         .unwrap();
         let manifest = overlay.join("patches/cpu.yaml");
-        let found = patch_files([manifest.as_path()], dir.path());
+        let found = patch_files([manifest.as_path()], dir.path(), &Confinement::new([dir.path().to_path_buf()]));
         let expected: FxHashSet<PathBuf> = ["patches/cpu.yaml", "env.yaml", "json/replicas.yaml"]
             .iter()
             .map(|relative| overlay.join(relative))
@@ -103,6 +100,8 @@ mod tests {
     fn no_kustomization_no_patches() {
         let dir = tempfile::TempDir::new().unwrap();
         let manifest = dir.path().join("deploy/train.yaml");
-        assert!(patch_files([manifest.as_path()], dir.path()).is_empty());
+        assert!(
+            patch_files([manifest.as_path()], dir.path(), &Confinement::new([dir.path().to_path_buf()])).is_empty()
+        );
     }
 }

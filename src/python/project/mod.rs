@@ -21,6 +21,7 @@ use rustc_hash::FxHashMap;
 
 use super::libraries;
 use super::resolve::{CapNames, Resolved};
+use crate::confine::Confinement;
 use summary::{Export, ModuleSummary};
 
 /// How many directories above the importing file an absolute import's top-level package may be found in.
@@ -38,14 +39,16 @@ type SummaryCell = Arc<OnceLock<Option<Arc<ModuleSummary>>>>;
 #[derive(Debug)]
 pub struct ProjectIndex {
     cwd: PathBuf,
+    confinement: Arc<Confinement>,
     summaries: Mutex<FxHashMap<(PathBuf, u64), SummaryCell>>,
     files: Mutex<FxHashMap<PathBuf, bool>>,
 }
 
 impl ProjectIndex {
-    /// An empty index; display names of modules read are relative to `cwd`.
-    pub fn new(cwd: PathBuf) -> Self {
-        ProjectIndex { cwd, summaries: Mutex::default(), files: Mutex::default() }
+    /// An empty index that reads modules only where `confinement` admits; display names of modules read
+    /// are relative to `cwd`.
+    pub fn new(cwd: PathBuf, confinement: Arc<Confinement>) -> Self {
+        ProjectIndex { cwd, confinement, summaries: Mutex::default(), files: Mutex::default() }
     }
 
     /// How many modules were read (summarised), for measurements.
@@ -57,7 +60,7 @@ impl ProjectIndex {
         if let Some(known) = self.files.lock().ok().and_then(|files| files.get(path).copied()) {
             return known;
         }
-        let exists = std::fs::metadata(path).is_ok_and(|metadata| metadata.is_file());
+        let exists = self.confinement.file(path, "").is_ok();
         if let Ok(mut files) = self.files.lock() {
             files.insert(path.to_path_buf(), exists);
         }
@@ -74,7 +77,7 @@ impl ProjectIndex {
         // Summarising reads no other module, so no thread waits here on a cell that waits on it.
         cell.get_or_init(|| {
             let display = crate::discover::display_name(path, &self.cwd);
-            summary::read(path, display, caps).map(Arc::new)
+            summary::read(path, display, caps, &self.confinement).map(Arc::new)
         })
         .clone()
     }
@@ -251,7 +254,7 @@ mod tests {
             ("pkg/other.py", "X = 1\n"),
             ("train.py", ""),
         ]);
-        let index = ProjectIndex::new(dir.path().to_path_buf());
+        let index = ProjectIndex::new(dir.path().to_path_buf(), Arc::new(Confinement::new([dir.path().to_path_buf()])));
         let from = dir.path().join("train.py");
         assert_eq!(value(&index, &from, "pkg.N_JOBS"), Some(-1));
         assert_eq!(index.modules_read(), 2, "the package's __init__ and the module it re-exports from");
@@ -266,7 +269,7 @@ mod tests {
             ("b.py", "from a import X\n"),
             ("c.py", "from .... import X\nfrom c import C\nC = C\n"),
         ]);
-        let index = ProjectIndex::new(dir.path().to_path_buf());
+        let index = ProjectIndex::new(dir.path().to_path_buf(), Arc::new(Confinement::new([dir.path().to_path_buf()])));
         let from = dir.path().join("main.py");
         assert_eq!(value(&index, &from, "a.X"), None);
         assert_eq!(value(&index, &from, "missing.X"), None);
@@ -279,7 +282,7 @@ mod tests {
     fn values_bound_differently_on_two_paths_are_unknown() {
         let dir =
             project(&[("conf.py", "import os\nif os.environ.get('CI'):\n    N = 1\nelse:\n    N = -1\nM = -1\n")]);
-        let index = ProjectIndex::new(dir.path().to_path_buf());
+        let index = ProjectIndex::new(dir.path().to_path_buf(), Arc::new(Confinement::new([dir.path().to_path_buf()])));
         let from = dir.path().join("main.py");
         assert_eq!(value(&index, &from, "conf.N"), None);
         assert_eq!(value(&index, &from, "conf.M"), Some(-1));

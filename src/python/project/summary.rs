@@ -13,6 +13,7 @@ use ruff_text_size::TextRange;
 use rustc_hash::FxHashMap;
 
 use super::MAX_MODULE_BYTES;
+use crate::confine::Confinement;
 use crate::python::budget::Budget;
 use crate::python::prescan;
 use crate::python::resolve::{
@@ -170,14 +171,10 @@ impl Owned {
     }
 }
 
-/// Reads, parses and summarises the module at `path`; `None` when it cannot be read, is too large, does
-/// not parse, or spends its whole analysis budget.
-pub fn read(path: &Path, display_name: String, caps: &CapNames) -> Option<ModuleSummary> {
-    let metadata = std::fs::metadata(path).ok()?;
-    if !metadata.is_file() || metadata.len() > MAX_MODULE_BYTES {
-        return None;
-    }
-    let text = crate::edited::read_to_string(path).ok()?;
+/// Reads, parses and summarises the module at `path`; `None` when it cannot be read (or is outside the
+/// run's roots), is too large, does not parse, or spends its whole analysis budget.
+pub fn read(path: &Path, display_name: String, caps: &CapNames, confinement: &Confinement) -> Option<ModuleSummary> {
+    let text = confinement.read_to_string(path, &display_name, MAX_MODULE_BYTES).ok()?;
     let file = Arc::new(SourceFile::new(path.to_path_buf(), display_name, text));
     let pending = prescan::before_parsing(file.text()).ok()?;
     let names = stacker::maybe_grow(super::super::ANALYSIS_STACK_BYTES, super::super::ANALYSIS_STACK_BYTES, || {
