@@ -42,6 +42,8 @@ struct Effective {
     gpu: Gpu,
     #[serde(skip_serializing_if = "Option::is_none")]
     runtime: Option<Runtime>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    airflow: Option<Airflow>,
     severity: BTreeMap<&'static str, &'static str>,
 }
 
@@ -59,6 +61,12 @@ struct Gpu {
 #[serde(rename_all = "kebab-case")]
 struct Runtime {
     limit_env: String,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "kebab-case")]
+struct Airflow {
+    template_roots: Vec<String>,
 }
 
 /// The resolved configuration of `config` (none: the defaults) as TOML.
@@ -93,6 +101,10 @@ fn effective(config: Option<&ConfigFile>, settings: &Settings) -> Effective {
             memory_capacity: settings.gpu.memory_capacity,
         },
         runtime: settings.limit_env.clone().map(|limit_env| Runtime { limit_env }),
+        airflow: options
+            .and_then(|options| options.airflow.as_ref())
+            .and_then(|airflow| airflow.template_roots.clone())
+            .map(|template_roots| Airflow { template_roots }),
         severity: settings.rules.iter().map(|rule| (rule.code(), settings.severity(rule).as_str())).collect(),
     }
 }
