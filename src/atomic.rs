@@ -2,9 +2,15 @@
 //! written to a temporary file in the destination's directory, flushed to disk, then renamed over the
 //! destination. A run that fails or is killed mid-write leaves the previous file as it was (and at
 //! worst a `.*.capslint-tmp` file next to it), never an empty or truncated one.
+//!
+//! A checked file that `--fix` or `--add-noqa` rewrites keeps its identity ([`rewrite`]): its owner,
+//! group and mode, and its other names when it has several hard links (then it is written in place, as
+//! replacing it would leave the other names with the old text). A file its mode does not let the user
+//! write is not touched ([`may_rewrite`]).
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -50,14 +56,88 @@ pub fn write_with(path: &Path, fill: impl FnOnce(&mut File) -> io::Result<()>) -
     Ok(())
 }
 
-/// A new file next to `destination`, with a name no other writer uses.
+/// Why a checked file may not be rewritten, if its mode does not let the user running capslint write it:
+/// the owner's write bit for its owner (root included, so a file made read-only stays so under a CI
+/// container's root), the group's for a member of its group, the others' otherwise.
+pub fn may_rewrite(metadata: &fs::Metadata) -> Result<(), String> {
+    let uid = unsafe { libc::geteuid() };
+    let in_group = metadata.gid() == unsafe { libc::getegid() } || supplementary_groups().contains(&metadata.gid());
+    let bit = if metadata.uid() == uid || uid == 0 {
+        0o200
+    } else if in_group {
+        0o020
+    } else {
+        0o002
+    };
+    if metadata.mode() & bit == 0 {
+        return Err(format!("it is read-only (mode {:04o})", metadata.mode() & 0o7777));
+    }
+    Ok(())
+}
+
+fn supplementary_groups() -> Vec<libc::gid_t> {
+    let count = unsafe { libc::getgroups(0, std::ptr::null_mut()) };
+    if count <= 0 {
+        return Vec::new();
+    }
+    let mut groups = vec![0; count as usize];
+    let count = unsafe { libc::getgroups(count, groups.as_mut_ptr()) };
+    groups.truncate(count.max(0) as usize);
+    groups
+}
+
+/// Rewrites the regular file `path` (named with no symbolic link on its path) with `contents`, keeping
+/// what makes it the same file: a file with several hard links is written in place; any other is
+/// replaced whole or not at all through a temporary file in its directory, created with mode 0600 (so
+/// no other user can open it while it fills) and given the original owner, group and mode before it is
+/// renamed over the original.
+pub fn rewrite(path: &Path, contents: &[u8]) -> io::Result<()> {
+    let metadata = fs::symlink_metadata(path)?;
+    if !metadata.is_file() {
+        return Err(io::Error::other("not a regular file"));
+    }
+    may_rewrite(&metadata).map_err(io::Error::other)?;
+    if metadata.nlink() > 1 {
+        let mut file = OpenOptions::new().write(true).custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK).open(path)?;
+        file.write_all(contents)?;
+        file.set_len(contents.len() as u64)?;
+        return file.sync_all();
+    }
+    let directory = path.parent().filter(|parent| !parent.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let (temporary, mut file) = create_temporary(directory, path)?;
+    let written = (|| {
+        file.write_all(contents)?;
+        // The owner first: a change of owner clears the set-id bits the mode then restores.
+        if let Err(error) = std::os::unix::fs::fchown(&file, Some(metadata.uid()), Some(metadata.gid())) {
+            // An unprivileged user cannot give a file away; it keeps the file only if it is its own.
+            if metadata.uid() != unsafe { libc::geteuid() } {
+                return Err(error);
+            }
+        }
+        file.set_permissions(fs::Permissions::from_mode(metadata.mode() & 0o7777))?;
+        file.sync_all()?;
+        drop(file);
+        fs::rename(&temporary, path)
+    })();
+    if let Err(error) = written {
+        let _ = fs::remove_file(&temporary);
+        return Err(error);
+    }
+    if let Ok(directory) = File::open(directory) {
+        let _ = directory.sync_all();
+    }
+    Ok(())
+}
+
+/// A new file next to `destination`, with a name no other writer uses, readable and writable by its
+/// owner alone.
 fn create_temporary(directory: &Path, destination: &Path) -> io::Result<(PathBuf, File)> {
     static COUNTER: AtomicU32 = AtomicU32::new(0);
     let name = destination.file_name().map(|name| name.to_string_lossy().into_owned()).unwrap_or_default();
     loop {
         let unique = COUNTER.fetch_add(1, Ordering::Relaxed);
         let temporary = directory.join(format!(".{name}.{}-{unique}.capslint-tmp", std::process::id()));
-        match OpenOptions::new().write(true).create_new(true).open(&temporary) {
+        match OpenOptions::new().write(true).create_new(true).mode(0o600).open(&temporary) {
             Ok(file) => return Ok((temporary, file)),
             Err(error) if error.kind() == io::ErrorKind::AlreadyExists => continue,
             Err(error) => return Err(error),
@@ -113,6 +193,37 @@ mod tests {
         })
         .unwrap();
         assert_eq!(fs::read_to_string(&path).unwrap(), "new");
+    }
+
+    #[test]
+    fn a_rewritten_file_keeps_its_mode_and_its_hard_links() {
+        let directory = tempfile::TempDir::new().unwrap();
+        let path = directory.path().join("train.py");
+        fs::write(&path, "old").unwrap();
+        fs::set_permissions(&path, fs::Permissions::from_mode(0o640)).unwrap();
+        rewrite(&path, b"new").unwrap();
+        assert_eq!(fs::read_to_string(&path).unwrap(), "new");
+        assert_eq!(fs::metadata(&path).unwrap().mode() & 0o7777, 0o640);
+        assert_eq!(entries(directory.path()), ["train.py"]);
+        let other = directory.path().join("other-name.py");
+        fs::hard_link(&path, &other).unwrap();
+        let inode = fs::metadata(&path).unwrap().ino();
+        rewrite(&path, b"newer, and longer").unwrap();
+        assert_eq!(fs::read_to_string(&other).unwrap(), "newer, and longer");
+        assert_eq!(fs::metadata(&path).unwrap().ino(), inode);
+        rewrite(&path, b"short").unwrap();
+        assert_eq!(fs::read_to_string(&other).unwrap(), "short");
+    }
+
+    #[test]
+    fn a_read_only_file_is_not_rewritten() {
+        let directory = tempfile::TempDir::new().unwrap();
+        let path = directory.path().join("train.py");
+        fs::write(&path, "old").unwrap();
+        fs::set_permissions(&path, fs::Permissions::from_mode(0o444)).unwrap();
+        let error = rewrite(&path, b"new").unwrap_err();
+        assert_eq!(error.to_string(), "it is read-only (mode 0444)");
+        assert_eq!(fs::read_to_string(&path).unwrap(), "old");
     }
 
     #[test]

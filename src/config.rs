@@ -209,6 +209,16 @@ impl ConfigFile {
                 return Err(invalid(message, error.span(), label, help));
             }
         };
+        if let Some(expression) = &options.fix_thread_count
+            && let Err(message) = check_thread_count(expression.get_ref())
+        {
+            return Err(invalid(
+                message,
+                Some(expression.span()),
+                "not a thread count the fixes may write",
+                "write a positive integer, or an expression that reads the pod's CPU limit",
+            ));
+        }
         validate(&options).map_err(|(message, span)| {
             invalid(message, Some(span), "not a rule", "run `capslint rule --all` for the list of rules")
         })?;
@@ -275,6 +285,51 @@ fn validate(options: &Options) -> Result<(), (String, std::ops::Range<usize>)> {
         }
     }
     Ok(())
+}
+
+/// Whether `expression` (`fix-thread-count`) is a thread count the fixes may write as every library reads
+/// one: a positive integer, or an expression evaluated at run time (a name, a call, an attribute, a
+/// subscript, arithmetic). A literal that is not a positive integer is refused: `0` and negative numbers
+/// mean "every core" to joblib, LightGBM or XGBoost (or make joblib raise), and a string, float, `None` or
+/// boolean is not a count.
+pub fn check_thread_count(expression: &str) -> Result<(), String> {
+    use ruff_python_ast::{Expr, Number, UnaryOp};
+    let parsed = ruff_python_parser::parse_expression(expression.trim())
+        .map_err(|error| format!("`fix-thread-count` is not a Python expression: {error}"))?;
+    // A count of the node's cores is what capslint exists to keep out of thread pools.
+    for node_count in ["os.cpu_count", "multiprocessing.cpu_count", "psutil.cpu_count", "os.process_cpu_count"] {
+        if expression.contains(node_count) {
+            return Err(format!(
+                "`fix-thread-count` calls `{node_count}()`, which counts the node's cores, not the pod's CPU limit: \
+                 read the limit instead (e.g. `int(os.environ[\"CPU_LIMIT\"])`)"
+            ));
+        }
+    }
+    let literal = |what: &str| {
+        Err(format!(
+            "`fix-thread-count = {:?}` is {what}: a thread count is a positive integer (or an expression that computes one at run time)",
+            expression.trim()
+        ))
+    };
+    match parsed.expr() {
+        Expr::NumberLiteral(number) => match &number.value {
+            Number::Int(value) if value.as_u64().is_some_and(|value| value >= 1) => Ok(()),
+            Number::Int(_) => literal("not a positive integer (0 means every core to LightGBM and XGBoost)"),
+            Number::Float(_) | Number::Complex { .. } => literal("not an integer"),
+        },
+        Expr::UnaryOp(unary) if matches!(unary.op, UnaryOp::USub | UnaryOp::UAdd | UnaryOp::Invert | UnaryOp::Not) => {
+            match unary.operand.as_ref() {
+                Expr::NumberLiteral(_) | Expr::BooleanLiteral(_) => {
+                    literal("a negative or constant number (negative means every core to joblib)")
+                }
+                _ => Ok(()),
+            }
+        }
+        Expr::StringLiteral(_) | Expr::BytesLiteral(_) | Expr::FString(_) => literal("a string"),
+        Expr::BooleanLiteral(_) | Expr::NoneLiteral(_) | Expr::EllipsisLiteral(_) => literal("not a number"),
+        Expr::List(_) | Expr::Tuple(_) | Expr::Dict(_) | Expr::Set(_) | Expr::Lambda(_) => literal("not a number"),
+        _ => Ok(()),
+    }
 }
 
 /// Finds the configuration that applies in `directory`: the nearest `capslint.toml`, `.capslint.toml` or

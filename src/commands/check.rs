@@ -345,7 +345,7 @@ pub fn run(args: &CheckArgs) -> ExitCode {
     let root = resolver.root();
     let allowed = if root.unsafe_fixes { Applicability::Unsafe } else { Applicability::Safe };
     let fixing = (root.fix || args.fix_only || args.diff) && args.write_baseline.is_none();
-    let (mut run, fixed) = if fixing {
+    let (mut run, mut fixed) = if fixing {
         // Standard input's text, printed as it is when no fix changes it.
         let stdin = inputs.iter().find(|input| input.contents.is_some()).and_then(|input| input.contents.clone());
         let mut outcome = fix::run::fix_inputs(inputs, allowed);
@@ -377,17 +377,18 @@ pub fn run(args: &CheckArgs) -> ExitCode {
     }
     let mut stream = crate::color::Stream::Stdout;
     let mut fixed_count = 0;
-    if let Some(outcome) = &fixed {
+    if let Some(outcome) = &mut fixed {
         if !args.silent {
             for note in &outcome.notes {
                 eprintln!("warning: {}", escape_name(note));
             }
         }
-        fixed_count = outcome.fixed_count();
         if args.diff {
             return print_diff(outcome, &run, args.silent);
         }
-        if let Err(code) = write_fixed(outcome) {
+        let written = write_fixed(outcome);
+        fixed_count = outcome.fixed_count();
+        if let Err(code) = written {
             return code;
         }
         if args.paths.iter().any(|path| path.as_os_str() == "-") {
@@ -507,21 +508,25 @@ fn print_diff(outcome: &fix::run::Outcome, run: &lint::RunResult, silent: bool) 
     }
 }
 
-/// Writes each fixed file in place (whole or not at all); standard input's fixed text goes to standard
-/// output. A file that cannot be written fails the run.
-fn write_fixed(outcome: &fix::run::Outcome) -> Result<(), ExitCode> {
+/// Writes each fixed file (keeping its identity: [`crate::atomic::rewrite`]); standard input's fixed text
+/// goes to standard output. A file that cannot be written fails the run, and its fixes are not counted.
+fn write_fixed(outcome: &mut fix::run::Outcome) -> Result<(), ExitCode> {
     use rayon::prelude::*;
     // Files are written in parallel: each is flushed to disk before it replaces the original.
-    let mut errors: Vec<String> = outcome
+    let failed: Vec<(usize, String)> = outcome
         .files
         .par_iter()
-        .filter(|file| !file.stdin)
-        .filter_map(|file| {
-            crate::atomic::write(&file.path, file.fixed.as_bytes())
+        .enumerate()
+        .filter(|(_, file)| !file.stdin)
+        .filter_map(|(index, file)| {
+            crate::atomic::rewrite(&file.path, file.fixed.as_bytes())
                 .err()
-                .map(|error| format!("cannot write {}: {error}", file.path.display()))
+                .map(|error| (index, format!("cannot write {}: {error}", file.path.display())))
         })
         .collect();
+    let unwritten: Vec<usize> = failed.iter().map(|(index, _)| *index).collect();
+    outcome.forget(&unwritten);
+    let mut errors: Vec<String> = failed.into_iter().map(|(_, error)| error).collect();
     for file in outcome.files.iter().filter(|file| file.stdin) {
         if let Err(error) = emit(&file.fixed, None) {
             errors.push(error);
@@ -560,13 +565,19 @@ fn summary(diagnostics: &[Diagnostic], tally: &Tally) -> String {
     let errors = diagnostics.iter().filter(|diagnostic| diagnostic.severity == Severity::Error).count();
     let warnings = diagnostics.len() - errors;
     let files = plural(tally.files_checked, "file");
+    // The files the remaining findings are in, of those checked.
+    let with_findings: std::collections::HashSet<&Path> =
+        diagnostics.iter().map(|diagnostic| diagnostic.file.path()).collect();
+    let within = format!("{} of {files} checked", with_findings.len());
     let breakdown = format!("{}, {}", plural(errors, "error"), plural(warnings, "warning"));
     let mut out = match (diagnostics.is_empty(), tally.fixed) {
         (true, 0) => format!("All checks passed ({files} checked).\n"),
-        (_, 0) => format!("Found {} ({breakdown}) in {files}.\n", plural(diagnostics.len(), "finding")),
-        (true, fixed) => format!("Found {} ({fixed} fixed, 0 remaining) in {files}.\n", plural(fixed, "finding")),
+        (_, 0) => format!("Found {} ({breakdown}) in {within}.\n", plural(diagnostics.len(), "finding")),
+        (true, fixed) => {
+            format!("Found {} ({fixed} fixed, 0 remaining) in {files} checked.\n", plural(fixed, "finding"))
+        }
         (false, fixed) => format!(
-            "Found {} ({fixed} fixed, {} remaining: {breakdown}) in {files}.\n",
+            "Found {} ({fixed} fixed, {} remaining: {breakdown}) in {within}.\n",
             plural(fixed + diagnostics.len(), "finding"),
             diagnostics.len()
         ),

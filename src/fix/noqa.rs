@@ -39,10 +39,16 @@ pub fn run(inputs: Vec<Input>, unread: Vec<String>) -> ExitCode {
             continue;
         }
         let text = file.text();
-        let on_disk = match input.settings.confinement.writable(&path, file.display_name()) {
+        let writable =
+            input.settings.confinement.writable(&path, file.display_name()).map_err(|refusal| refusal.to_string());
+        let writable = writable.and_then(|resolved| {
+            let metadata = std::fs::metadata(&resolved).map_err(|error| error.to_string())?;
+            crate::atomic::may_rewrite(&metadata).map(|()| resolved)
+        });
+        let on_disk = match writable {
             Ok(resolved) => crate::confine::open_regular(&resolved, file.display_name(), lint::MAX_FILE_BYTES).ok(),
-            Err(refusal) => {
-                eprintln!("warning: {name}: not changed: {}", escape_name(&refusal.to_string()));
+            Err(why) => {
+                eprintln!("warning: {name}: not changed: {}", escape_name(&why));
                 continue;
             }
         };
@@ -54,6 +60,9 @@ pub fn run(inputs: Vec<Input>, unread: Vec<String>) -> ExitCode {
         let fixes: Vec<super::Fix> =
             edits.into_iter().map(|edit| super::Fix::safe("add a suppression", vec![edit])).collect();
         let applied = apply(text, &fixes.iter().collect::<Vec<_>>());
+        if applied.applied.is_empty() || applied.text == text {
+            continue;
+        }
         let mut again = input.clone();
         again.contents = Some(applied.text.clone().into_bytes());
         let checked = lint::check_inputs(vec![again]);
@@ -66,15 +75,16 @@ pub fn run(inputs: Vec<Input>, unread: Vec<String>) -> ExitCode {
         if still > 0 && input.kind == FileKind::Python {
             eprintln!("warning: {name}: {still} finding(s) could not be suppressed on their line");
         }
-        if let Err(error) = crate::atomic::write(&path, applied.text.as_bytes()) {
+        if let Err(error) = crate::atomic::rewrite(&path, applied.text.as_bytes()) {
             errors.push(format!("cannot write {}: {error}", path.display()));
             continue;
         }
-        added += diagnostics.len();
+        added += applied.applied.len();
     }
     for error in &errors {
         eprintln!("error: {}", escape_name(error));
     }
+    // As ruff counts: the comments written (one per line, however many findings it silences).
     eprintln!("Added {added} suppression{}.", if added == 1 { "" } else { "s" });
     if errors.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(2) }
 }
@@ -107,7 +117,10 @@ fn comment_edits(text: &str, kind: FileKind, diagnostics: &[&Diagnostic]) -> Vec
             _ => merge_yaml(line, line_start, &codes)
                 .unwrap_or_else(|| Edit::insertion(format!("  # capslint: ignore[{}]", codes.join(",")), at)),
         };
-        edits.push(edit);
+        // A comment that already names every code needs nothing.
+        if !edit.content.is_empty() {
+            edits.push(edit);
+        }
     }
     edits
 }

@@ -33,6 +33,8 @@ pub struct FixedFile {
     pub fixed: String,
     /// Whether it came from standard input.
     pub stdin: bool,
+    /// How many findings its fixes fixed, per rule.
+    pub fixed_findings: BTreeMap<Rule, usize>,
 }
 
 /// What a fix run did.
@@ -42,7 +44,7 @@ pub struct Outcome {
     pub run: RunResult,
     /// The files changed, in input order.
     pub files: Vec<FixedFile>,
-    /// How many findings were fixed, per rule.
+    /// How many findings were fixed, per rule: the sum over [`Self::files`].
     pub fixed: BTreeMap<Rule, usize>,
     /// Fixes left out because the file would not parse after them, or files that cannot be rewritten.
     pub notes: Vec<String>,
@@ -52,6 +54,19 @@ impl Outcome {
     /// How many findings were fixed in all.
     pub fn fixed_count(&self) -> usize {
         self.fixed.values().sum()
+    }
+
+    /// Forgets the fixes of the files at `unwritten` (indexes into [`Self::files`]) that could not be
+    /// written: the counts are of what is on disk.
+    pub fn forget(&mut self, unwritten: &[usize]) {
+        for &index in unwritten {
+            for (rule, count) in &self.files[index].fixed_findings {
+                if let Some(total) = self.fixed.get_mut(rule) {
+                    *total -= count;
+                }
+            }
+        }
+        self.fixed.retain(|_, count| *count > 0);
     }
 }
 
@@ -71,6 +86,7 @@ pub fn fix_inputs(inputs: Vec<Input>, allowed: Applicability) -> Outcome {
     let mut working: BTreeMap<usize, Working> = BTreeMap::new();
     let mut unfixable: HashSet<usize> = HashSet::new();
     let mut outcome = Outcome::default();
+    let mut fixed: BTreeMap<usize, BTreeMap<Rule, usize>> = BTreeMap::new();
     for pass in 0..MAX_PASSES {
         let groups: Vec<(usize, Vec<&Diagnostic>)> = fixable(&run.diagnostics, allowed)
             .into_iter()
@@ -127,7 +143,7 @@ pub fn fix_inputs(inputs: Vec<Input>, allowed: Applicability) -> Outcome {
                 continue;
             }
             for &index in &indexes {
-                *outcome.fixed.entry(by_position[&position][index].rule()).or_default() += 1;
+                *fixed.entry(position).or_default().entry(by_position[&position][index].rule()).or_default() += 1;
             }
             let state = working.get_mut(&position).expect("read above");
             before.insert(position, (std::mem::replace(&mut state.current, text), indexes));
@@ -181,7 +197,7 @@ pub fn fix_inputs(inputs: Vec<Input>, allowed: Applicability) -> Outcome {
                 let (previous, indexes) = before.remove(&position).expect("changed this pass");
                 let diagnostics = by_position[&position];
                 for &index in &indexes {
-                    *outcome.fixed.entry(diagnostics[index].rule()).or_default() -= 1;
+                    *fixed.entry(position).or_default().entry(diagnostics[index].rule()).or_default() -= 1;
                 }
                 let fixes: Vec<&Fix> =
                     diagnostics.iter().filter_map(|diagnostic| diagnostic.finding.fix.as_ref()).collect();
@@ -189,11 +205,10 @@ pub fn fix_inputs(inputs: Vec<Input>, allowed: Applicability) -> Outcome {
                 let (text, applied) =
                     apply_parsing(&previous, &fixes, input.kind, &input.display_name, &mut outcome.notes);
                 for index in applied {
-                    *outcome.fixed.entry(diagnostics[index].rule()).or_default() += 1;
+                    *fixed.entry(position).or_default().entry(diagnostics[index].rule()).or_default() += 1;
                 }
                 working.get_mut(&position).expect("read above").current = text;
             }
-            outcome.fixed.retain(|_, count| *count > 0);
             crate::edited::set(
                 working.iter().map(|(&position, state)| (inputs[position].path.as_path(), state.current.as_str())),
             );
@@ -220,8 +235,15 @@ pub fn fix_inputs(inputs: Vec<Input>, allowed: Applicability) -> Outcome {
             original: state.original,
             fixed: state.current,
             stdin: inputs[position].contents.is_some(),
+            fixed_findings: fixed.remove(&position).unwrap_or_default(),
         })
         .collect();
+    for file in &mut outcome.files {
+        file.fixed_findings.retain(|_, count| *count > 0);
+        for (rule, count) in &file.fixed_findings {
+            *outcome.fixed.entry(*rule).or_default() += count;
+        }
+    }
     outcome.run = run;
     outcome
 }
@@ -239,7 +261,8 @@ fn fixable(diagnostics: &[Diagnostic], allowed: Applicability) -> BTreeMap<&Path
 
 /// The text the fixes edit, when it is the file's exact contents (a notebook's checked text is its
 /// cells, and a file read through a PEP 263 encoding is not its bytes) and the file may be rewritten: a
-/// regular file below the run's roots, named with no symbolic link on its path.
+/// regular file below the run's roots, named with no symbolic link on its path, that its mode lets the
+/// user write.
 fn editable_text(input: &Input, checked: &str, notebook: bool) -> Result<String, String> {
     if notebook {
         return Err("fixes in notebooks are shown, not applied".to_string());
@@ -255,6 +278,8 @@ fn editable_text(input: &Input, checked: &str, notebook: bool) -> Result<String,
                     refusal => format!("{refusal}"),
                 },
             )?;
+            let metadata = std::fs::metadata(&resolved).map_err(|error| format!("cannot read it again: {error}"))?;
+            crate::atomic::may_rewrite(&metadata)?;
             confine::open_regular(&resolved, &input.display_name, lint::MAX_FILE_BYTES)
                 .map_err(|refusal| format!("cannot read it again: {refusal}"))?
         }

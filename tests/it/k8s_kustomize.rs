@@ -140,9 +140,10 @@ fn kubectl_available() -> bool {
     found
 }
 
-fn assert_same_render(dir: &Path) {
+/// Renders `dir` (reading below `root`) with capslint and with kubectl, and compares.
+fn assert_same_render(dir: &Path, root: &Path) {
     let expected = kubectl_render(dir).unwrap();
-    let rendered = kustomize::render(dir).unwrap_or_else(|error| panic!("{}: {error}", dir.display()));
+    let rendered = kustomize::render(dir, root).unwrap_or_else(|error| panic!("{}: {error}", dir.display()));
     assert!(!expected.is_empty(), "{}: kubectl renders no container", dir.display());
     assert_eq!(rendered, expected, "{}: capslint's render differs from kubectl's", dir.display());
 }
@@ -153,7 +154,7 @@ fn fixture_overlays_render_as_kubectl_renders_them() {
         return;
     }
     for overlay in FIXTURE_OVERLAYS {
-        assert_same_render(&root().join(overlay));
+        assert_same_render(&root().join(overlay), &root());
     }
 }
 
@@ -163,10 +164,10 @@ fn merge_semantics_agree_with_kubectl() {
         return;
     }
     let dir = semantics_project();
-    assert_same_render(&dir.path().join("base"));
-    assert_same_render(&dir.path().join("overlay"));
+    assert_same_render(&dir.path().join("base"), dir.path());
+    assert_same_render(&dir.path().join("overlay"), dir.path());
     // The render is not vacuous: what the patches did is there.
-    let rendered = kustomize::render(&dir.path().join("overlay")).unwrap();
+    let rendered = kustomize::render(&dir.path().join("overlay"), dir.path()).unwrap();
     let train = rendered.iter().find(|object| object.name == "o-b-train").expect("the prefixed Deployment");
     let env: Vec<&str> = train.containers[1].env.iter().map(|(name, _)| name.as_str()).collect();
     assert_eq!(env, ["FIRST", "C", "A"]);
@@ -298,7 +299,7 @@ fn hostile_kustomizations_end_quickly() {
 fn every_fixture_overlay_renders() {
     for overlay in FIXTURE_OVERLAYS {
         let path: PathBuf = root().join(overlay);
-        let rendered = kustomize::render(&path).unwrap_or_else(|error| panic!("{overlay}: {error}"));
+        let rendered = kustomize::render(&path, &root()).unwrap_or_else(|error| panic!("{overlay}: {error}"));
         assert!(!rendered.is_empty(), "{overlay}");
     }
 }

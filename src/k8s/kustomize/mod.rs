@@ -298,10 +298,10 @@ pub struct RenderedContainer {
     pub env: Vec<(String, String)>,
 }
 
-/// Renders the kustomization of `dir` as capslint sees it.
-pub fn render(dir: &Path) -> Result<Vec<RenderedObject>, String> {
+/// Renders the kustomization of `dir` as capslint sees it, reading nothing outside `root`.
+pub fn render(dir: &Path, root: &Path) -> Result<Vec<RenderedObject>, String> {
     let cwd = std::env::current_dir().unwrap_or_default();
-    let confinement = Arc::new(crate::confine::Confinement::of_paths(&[dir.to_path_buf()], &cwd));
+    let confinement = Arc::new(crate::confine::Confinement::new([root.to_path_buf()]));
     let mut loader = Loader::new(cwd, confinement);
     let rendered = loader.render(dir)?;
     let mut objects: Vec<RenderedObject> = rendered
