@@ -216,6 +216,14 @@ mod tests {
     }
 
     #[test]
+    fn the_temporary_file_is_private_while_it_fills() {
+        let directory = tempfile::TempDir::new().unwrap();
+        let destination = directory.path().join("secret.py");
+        let (temporary, _file) = create_temporary(directory.path(), &destination).unwrap();
+        assert_eq!(fs::metadata(&temporary).unwrap().mode() & 0o777, 0o600);
+    }
+
+    #[test]
     fn a_read_only_file_is_not_rewritten() {
         let directory = tempfile::TempDir::new().unwrap();
         let path = directory.path().join("train.py");

@@ -10,6 +10,7 @@ mod cli;
 mod cli_conventions;
 mod config_files;
 mod confinement;
+mod discovery;
 mod fix_identity;
 mod fixes;
 mod hostile;

@@ -9,6 +9,8 @@ use std::sync::Mutex;
 use ignore::{WalkBuilder, WalkState};
 
 use crate::confine::Refusal;
+
+pub mod sniff;
 use crate::settings::SettingsResolver;
 
 /// The kinds of file capslint checks.
@@ -28,15 +30,22 @@ pub enum FileKind {
 }
 
 impl FileKind {
-    /// The kind of a path, from its extension.
+    /// The kind of a path, from its extension, whatever its case (`TRAIN.PY`, `Pod.YAML`).
     pub fn of(path: &Path) -> Option<FileKind> {
-        match path.extension()?.to_str()? {
-            "py" | "pyw" => Some(FileKind::Python),
-            "yaml" | "yml" => Some(FileKind::Yaml),
-            "ipynb" => Some(FileKind::Notebook),
-            "json" => Some(FileKind::Json),
-            "toml" if !crate::model_config::is_tool_configuration(path) => Some(FileKind::Toml),
-            _ => None,
+        let extension = path.extension()?.to_str()?;
+        let lower = |wanted: &str| extension.eq_ignore_ascii_case(wanted);
+        if lower("py") || lower("pyw") {
+            Some(FileKind::Python)
+        } else if lower("yaml") || lower("yml") {
+            Some(FileKind::Yaml)
+        } else if lower("ipynb") {
+            Some(FileKind::Notebook)
+        } else if lower("json") {
+            Some(FileKind::Json)
+        } else if lower("toml") && !crate::model_config::is_tool_configuration(path) {
+            Some(FileKind::Toml)
+        } else {
+            None
         }
     }
 
@@ -112,24 +121,40 @@ pub fn discover(
                 Ok(_) => roots.push(path.clone()),
                 Err(refusal) => discovered.notes.push(format!("{refusal}: skipped")),
             }
-        } else if let Some(kind) = FileKind::of(path)
-            && !(force_exclude
-                && resolver.for_path(path).is_ok_and(|settings| settings.is_excluded_with_ancestors(path)))
+        } else if force_exclude
+            && resolver.for_path(path).is_ok_and(|settings| settings.is_excluded_with_ancestors(path))
         {
+            continue;
+        } else {
             match confinement.resolve(path, &shown(path)) {
-                Ok(_) => files.push((path.clone(), kind, Some(file_id(&metadata)), path.is_symlink())),
+                Ok(resolved) => match FileKind::of(path).or_else(|| sniff::kind(&resolved)) {
+                    Some(kind) => files.push((path.clone(), kind, Some(file_id(&metadata)), path.is_symlink())),
+                    // Named, so never dropped in silence.
+                    None => discovered.warnings.push(format!(
+                        "{}: not checked: neither its extension, a Python shebang nor a Kubernetes object \
+                         (`apiVersion` and `kind`) tells a kind capslint checks",
+                        shown(path)
+                    )),
+                },
                 Err(refusal @ Refusal::Outside(_)) => discovered.notes.push(format!("{refusal}: skipped")),
                 Err(refusal) => discovered.errors.push(format!("{refusal}: not read")),
             }
         }
     }
-    if let Some((first, rest)) = roots.split_first() {
+    // Ignore files apply as git applies them: in a work tree, from its top level down (never a
+    // `.gitignore` above it), with `.git/info/exclude` and the user's global excludes; outside one, those
+    // of the walked directories only.
+    let (in_work_tree, elsewhere): (Vec<PathBuf>, Vec<PathBuf>) = roots
+        .into_iter()
+        .partition(|root| crate::confine::git_top_level(&crate::paths::absolute(root, &cwd)).is_some());
+    for (roots, git) in [(in_work_tree, true), (elsewhere, false)] {
+        let Some((first, rest)) = roots.split_first() else { continue };
         let mut builder = WalkBuilder::new(first);
         for root in rest {
             builder.add(root);
         }
-        builder.hidden(true).git_ignore(true).git_global(false).git_exclude(true).parents(true).follow_links(false);
-        builder.require_git(false);
+        builder.hidden(true).git_ignore(true).git_exclude(true).follow_links(false);
+        builder.require_git(git).parents(git).git_global(git);
         let config_errors = Mutex::new(Vec::new());
         let found = Mutex::new(Vec::new());
         let warnings = Mutex::new(Vec::new());
