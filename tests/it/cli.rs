@@ -227,7 +227,7 @@ fn many_findings_are_all_rendered_in_every_format() {
     assert_eq!(full.matches("  × `Parallel(n_jobs=-1)`").count(), count);
     assert!(full.contains(&format!("╭─[many.py:{}:10]", count + 1)));
     assert!(full.ends_with(&format!(
-        "Found {count} findings ({count} errors, 0 warnings) in 1 file.\nNo fixes applied or available ({count} \
+        "Found {count} findings ({count} errors, 0 warnings) in 1 of 1 file checked.\nNo fixes applied or available ({count} \
          hidden fixes can be enabled with the `--unsafe-fixes` option).\n"
     )));
     assert_eq!(render("concise").lines().filter(|line| line.starts_with("many.py:")).count(), count);

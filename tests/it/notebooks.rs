@@ -333,7 +333,7 @@ fn a_named_notebook_is_one_file_checked() {
     assert_eq!((code, stdout.as_str()), (0, "All checks passed (1 file checked).\n"));
     let (code, stdout, _) = run(check(&root()).args(["--output-format", "concise", TRAIN]));
     assert_eq!(code, 1);
-    assert!(stdout.contains("\nFound 5 findings (3 errors, 2 warnings) in 1 file.\n"), "{stdout}");
+    assert!(stdout.contains("\nFound 5 findings (3 errors, 2 warnings) in 1 of 1 file checked.\n"), "{stdout}");
 }
 
 #[test]
@@ -349,7 +349,7 @@ fn the_walk_finds_notebooks_and_exclude_patterns_apply() {
     assert_eq!(
         stdout,
         "notebooks/eda.ipynb:cell 1:2:10: CAP101 `Parallel(n_jobs=-1)` asks for every CPU of the node, not the pod's CPU \
-         limit\nFound 1 finding (1 error, 0 warnings) in 2 files.\n"
+         limit\nFound 1 finding (1 error, 0 warnings) in 1 of 2 files checked.\n"
     );
     std::fs::write(dir.path().join("capslint.toml"), "extend-exclude = [\"*.ipynb\"]\n").unwrap();
     let configured = |args: &[&str]| {
@@ -383,7 +383,7 @@ fn an_unreadable_notebook_is_cap001_and_every_other_file_is_checked() {
          empty.ipynb:1:1: CAP001 notebook is not valid JSON: EOF while parsing a value\n\
          good.ipynb:cell 1:2:10: CAP101 `Parallel(n_jobs=-1)` asks for every CPU of the node, not the pod's CPU limit\n\
          train.py:2:10: CAP101 `Parallel(n_jobs=-1)` asks for every CPU of the node, not the pod's CPU limit\n\
-         Found 5 findings (5 errors, 0 warnings) in 5 files.\n\
+         Found 5 findings (5 errors, 0 warnings) in 5 of 5 files checked.\n\
          No fixes applied or available (1 hidden fix can be enabled with the `--unsafe-fixes` option).\n",
         "a notebook's fix is shown, never applied: only the Python file's counts"
     );
