@@ -9,7 +9,7 @@
 //! CFS quota), [`cpuset`] (affinity and NUMA), [`system`] (all kernel reads under test-settable
 //! roots), [`caps`] (the variables), [`effective`] (the combined limit), [`probe`] (Python) and [`tree`] (its process tree),
 //! [`assess`] (the rules), [`verdict`] (the event lines), [`check`] and [`report`] (one check and
-//! its rendering), [`exec`] (the entrypoint).
+//! its rendering), [`exec`] (the entrypoint), [`stop`] (what stop signals do to capslint itself).
 
 pub mod assess;
 pub mod caps;
@@ -24,6 +24,7 @@ pub mod limit;
 pub mod probe;
 pub mod procfs;
 pub mod report;
+pub mod stop;
 pub mod system;
 pub mod tree;
 pub mod verdict;
@@ -157,8 +158,10 @@ fn share(text: &str) -> Result<f64, String> {
     }
 }
 
-/// Runs `capslint runtime`: 0 when safe, 1 when unsafe, 2 when the check could not be made.
+/// Runs `capslint runtime`: 0 when safe, 1 when unsafe, 2 when the check could not be made, 128+N
+/// when stopped by signal N.
 pub fn run_runtime(args: &RuntimeArgs) -> ExitCode {
+    stop::install();
     let roots = args.roots.roots();
     let options = CheckOptions {
         limit_env: args.limit_env.as_deref(),
@@ -171,7 +174,7 @@ pub fn run_runtime(args: &RuntimeArgs) -> ExitCode {
     };
     let report = match check::check(&Env::from_process(), &options) {
         Ok(report) => report,
-        Err(error) => return fail(&error),
+        Err(error) => return fail_check(&error),
     };
     let written = match args.format {
         Format::Json => writeln!(io::stdout(), "{}", report::to_json(&report)),
@@ -188,6 +191,7 @@ pub fn run_runtime(args: &RuntimeArgs) -> ExitCode {
 
 /// Runs `capslint exec`: on success it does not return (the command replaces this process).
 pub fn run_exec(args: &ExecArgs) -> ExitCode {
+    stop::install();
     let env = Env::from_process();
     let roots = args.roots.roots();
     let declared = match limit::resolve(&env, args.limit_env.as_deref()) {
@@ -228,7 +232,7 @@ pub fn run_exec(args: &ExecArgs) -> ExitCode {
                 print_verdicts(&report.verdicts);
                 return ExitCode::from(EXIT_UNSAFE);
             }
-            Err(error) => return fail(&error),
+            Err(error) => return fail_check(&error),
         }
     }
     if !args.quiet {
@@ -271,6 +275,17 @@ fn print_verdicts(verdicts: &[Verdict]) {
     for verdict in verdicts {
         // Nothing better to do when stderr is gone; the exit code still tells.
         let _ = writeln!(stderr, "{}", verdict.to_logfmt());
+    }
+}
+
+/// Reports a check that could not be completed: exit 2, or 128+N when signal N stopped its probe.
+fn fail_check(error: &check::CheckError) -> ExitCode {
+    match error {
+        check::CheckError::Probe(probe::ProbeError::Stopped { signal }) => {
+            let _ = writeln!(io::stderr(), "error: {error}");
+            ExitCode::from(stop::exit_code(*signal))
+        }
+        _ => fail(error),
     }
 }
 
