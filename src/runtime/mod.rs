@@ -3,13 +3,14 @@
 //! `runtime` reads the CPU limit from every source (Downward API variable, CFS quota, cpuset),
 //! the thread-cap variables, and what the real libraries report once loaded (through an embedded
 //! Python probe and threadpoolctl), then prints one verdict per problem. `exec` sets every cap
-//! from the effective limit and replaces itself with the command.
+//! from the effective limit and replaces itself with the command, or, as PID 1, runs it as its init.
 //!
 //! One module per job: [`limit`] (the declared limit), [`procfs`], [`cgroup`] and [`cfs`] (the
 //! CFS quota), [`cpuset`] (affinity and NUMA), [`system`] (all kernel reads under test-settable
 //! roots), [`caps`] (the variables), [`effective`] (the combined limit), [`probe`] (Python) and [`tree`] (its process tree),
 //! [`assess`] (the rules), [`verdict`] (the event lines), [`check`] and [`report`] (one check and
-//! its rendering), [`exec`] (the entrypoint), [`stop`] (what stop signals do to capslint itself).
+//! its rendering), [`exec`] (the entrypoint), [`init`] (a child run as init), [`stop`] (what stop
+//! signals do to capslint itself).
 
 pub mod assess;
 pub mod caps;
@@ -20,6 +21,7 @@ pub mod cpuset;
 pub mod effective;
 pub mod env;
 pub mod exec;
+pub mod init;
 pub mod limit;
 pub mod probe;
 pub mod procfs;
@@ -136,6 +138,10 @@ pub struct ExecArgs {
     /// Do not log the caps that were set.
     #[arg(long, short)]
     pub quiet: bool,
+    /// As PID 1, replace this process with CMD anyway instead of staying as its init (CMD then gets no
+    /// signal it has no handler for, and nothing reaps its orphans).
+    #[arg(long)]
+    pub no_init: bool,
     /// Kernel file-system roots.
     #[command(flatten)]
     pub roots: RootArgs,
@@ -189,7 +195,8 @@ pub fn run_runtime(args: &RuntimeArgs) -> ExitCode {
     ExitCode::from(if report.is_safe() { EXIT_SAFE } else { EXIT_UNSAFE })
 }
 
-/// Runs `capslint exec`: on success it does not return (the command replaces this process).
+/// Runs `capslint exec`: on success it does not return (the command replaces this process), or, as
+/// init, returns the command's exit status.
 pub fn run_exec(args: &ExecArgs) -> ExitCode {
     stop::install();
     let env = Env::from_process();
@@ -238,7 +245,10 @@ pub fn run_exec(args: &ExecArgs) -> ExitCode {
     if !args.quiet {
         eprintln!("{}", caps_set_line(&plan, &declared, &system, effective));
     }
-    let error = exec::exec(&args.command, &plan);
+    let error = match exec::start(&args.command, &plan, exec::Start::for_this_process(args.no_init)) {
+        Ok(ended) => return ExitCode::from(ended.code()),
+        Err(error) => error,
+    };
     let program = args.command.first().map(|p| p.to_string_lossy()).unwrap_or_default();
     eprintln!("capslint exec: cannot run {program}: {error}");
     // The shell's conventions: 127 when the command is not found, 126 when it cannot run.

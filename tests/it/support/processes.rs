@@ -1,10 +1,11 @@
 //! Processes the runtime tests start and watch: everything a test started carries its own
-//! environment marker and is found (and killed at the end) through `/proc`; waits bounded by a
-//! deadline.
+//! environment marker and is found (and killed at the end) through `/proc`; children of a process;
+//! waits bounded by a deadline; and new PID namespaces through `unshare`.
 
 use std::fs;
 use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
@@ -72,6 +73,27 @@ impl Drop for Marker {
     }
 }
 
+/// The state letter of `/proc/PID/stat` (`R`, `S`, `Z`...), or `None` when the process is gone.
+pub fn process_state(pid: u32) -> Option<char> {
+    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat[stat.rfind(')')? + 1..].split_whitespace().next()?.chars().next()
+}
+
+/// The children of `pid`, read from `/proc`.
+pub fn children_of(pid: u32) -> Vec<u32> {
+    let Ok(entries) = fs::read_dir("/proc") else { return Vec::new() };
+    entries
+        .filter_map(Result::ok)
+        .filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|child| {
+            fs::read_to_string(format!("/proc/{child}/stat")).ok().is_some_and(|stat| {
+                let after_name = stat.rfind(')').map_or("", |end| &stat[end + 1..]);
+                after_name.split_whitespace().nth(1) == Some(pid.to_string().as_str())
+            })
+        })
+        .collect()
+}
+
 /// Waits up to `within` for `path` to exist and hold a line; its contents.
 pub fn wait_for_file(path: &Path, within: Duration) -> Option<String> {
     let deadline = Instant::now() + within;
@@ -106,4 +128,23 @@ pub fn wait_within(child: &mut Child, within: Duration) -> Option<ExitStatus> {
 pub fn send_signal(pid: u32, signal: &str) {
     let status = Command::new("kill").args([&format!("-{signal}"), &pid.to_string()]).status().unwrap();
     assert!(status.success(), "kill -{signal} {pid} failed");
+}
+
+/// The arguments that run a program as PID 1 of a new PID namespace, with its own `/proc`.
+pub const UNSHARE_PID: [&str; 4] = ["--pid", "--fork", "--mount-proc", "--"];
+
+/// Whether `unshare` can make new PID namespaces here, or why not.
+pub fn pid_namespaces() -> Result<(), String> {
+    static USABLE: OnceLock<Result<(), String>> = OnceLock::new();
+    USABLE
+        .get_or_init(|| match Command::new("unshare").args(UNSHARE_PID).arg("true").output() {
+            Ok(output) if output.status.success() => Ok(()),
+            Ok(output) => Err(format!(
+                "unshare cannot make a PID namespace here ({}): {}",
+                output.status,
+                String::from_utf8_lossy(&output.stderr).trim()
+            )),
+            Err(error) => Err(format!("unshare is not available: {error}")),
+        })
+        .clone()
 }
