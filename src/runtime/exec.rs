@@ -7,7 +7,9 @@
 //! libraries, a policy other than `passive`, a knob that keeps threads spinning. The command gets
 //! exactly that environment, one entry per name (the first of repeated entries, which C's `getenv`
 //! reads), and replaces this process (`execvp`): same PID, so signals and the exit status pass
-//! straight through.
+//! straight through. As PID 1 (the container's init), unless told otherwise, it runs the command as
+//! its child instead and stays its init ([`super::init`]): forwarding signals, reaping zombies, and
+//! exiting with the command's status.
 
 use std::ffi::OsString;
 use std::io;
@@ -17,6 +19,7 @@ use std::process::Command;
 use super::assess;
 use super::caps::{self, CapValue, Caps};
 use super::env::{Env, Value};
+use super::init::{self, Ended};
 use super::verdict::Verdict;
 use crate::thread_variables::{OnExec, THREAD_VARIABLES};
 
@@ -75,17 +78,36 @@ pub fn plan(env: &Env, limit: u64) -> Result<Plan, Vec<Verdict>> {
     if verdicts.is_empty() { Ok(plan) } else { Err(verdicts) }
 }
 
-/// Replaces this process with `command` under exactly the plan's environment; returns only on
-/// failure.
-pub fn exec(command: &[OsString], plan: &Plan) -> io::Error {
+/// How the command starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Start {
+    /// It replaces this process (`execvp`).
+    Replace,
+    /// It runs as the child of this process, which stays its init.
+    Init,
+}
+
+impl Start {
+    /// As init when this process is PID 1, unless `no_init`; else by replacing this process.
+    pub fn for_this_process(no_init: bool) -> Self {
+        if init::is_pid_1() && !no_init { Self::Init } else { Self::Replace }
+    }
+}
+
+/// Starts `command` under exactly the plan's environment. [`Start::Replace`] returns only on failure;
+/// [`Start::Init`] returns how the command ended. An error means it could not run.
+pub fn start(command: &[OsString], plan: &Plan, how: Start) -> io::Result<Ended> {
     let Some((program, args)) = command.split_first() else {
-        return io::Error::new(io::ErrorKind::InvalidInput, "no command given");
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, "no command given"));
     };
     // `--check` made this process the reaper of the probe's orphans; the command must not inherit that.
     let _ = super::tree::adopt_orphans(false);
     let mut command = Command::new(program);
     command.args(args).env_clear().envs(plan.env.iter());
-    command.exec()
+    match how {
+        Start::Replace => Err(command.exec()),
+        Start::Init => init::run(command, None),
+    }
 }
 
 #[cfg(test)]

@@ -3,13 +3,14 @@
 //! `runtime` reads the CPU limit from every source (Downward API variable, CFS quota, cpuset),
 //! the thread-cap variables, and what the real libraries report once loaded (through an embedded
 //! Python probe and threadpoolctl), then prints one verdict per problem. `exec` sets every cap
-//! from the effective limit and replaces itself with the command.
+//! from the effective limit and replaces itself with the command, or, as PID 1, runs it as its init.
 //!
 //! One module per job: [`limit`] (the declared limit), [`procfs`], [`cgroup`] and [`cfs`] (the
 //! CFS quota), [`cpuset`] (affinity and NUMA), [`system`] (all kernel reads under test-settable
 //! roots), [`caps`] (the variables), [`effective`] (the combined limit), [`probe`] (Python) and [`tree`] (its process tree),
 //! [`assess`] (the rules), [`verdict`] (the event lines), [`check`] and [`report`] (one check and
-//! its rendering), [`exec`] (the entrypoint).
+//! its rendering), [`exec`] (the entrypoint), [`init`] (a child run as init), [`stop`] (what stop
+//! signals do to capslint itself).
 
 pub mod assess;
 pub mod caps;
@@ -20,10 +21,12 @@ pub mod cpuset;
 pub mod effective;
 pub mod env;
 pub mod exec;
+pub mod init;
 pub mod limit;
 pub mod probe;
 pub mod procfs;
 pub mod report;
+pub mod stop;
 pub mod system;
 pub mod tree;
 pub mod verdict;
@@ -135,6 +138,10 @@ pub struct ExecArgs {
     /// Do not log the caps that were set.
     #[arg(long, short)]
     pub quiet: bool,
+    /// As PID 1, replace this process with CMD anyway instead of staying as its init (CMD then gets no
+    /// signal it has no handler for, and nothing reaps its orphans).
+    #[arg(long)]
+    pub no_init: bool,
     /// Kernel file-system roots.
     #[command(flatten)]
     pub roots: RootArgs,
@@ -157,8 +164,10 @@ fn share(text: &str) -> Result<f64, String> {
     }
 }
 
-/// Runs `capslint runtime`: 0 when safe, 1 when unsafe, 2 when the check could not be made.
+/// Runs `capslint runtime`: 0 when safe, 1 when unsafe, 2 when the check could not be made, 128+N
+/// when stopped by signal N.
 pub fn run_runtime(args: &RuntimeArgs) -> ExitCode {
+    stop::install();
     let roots = args.roots.roots();
     let options = CheckOptions {
         limit_env: args.limit_env.as_deref(),
@@ -171,7 +180,7 @@ pub fn run_runtime(args: &RuntimeArgs) -> ExitCode {
     };
     let report = match check::check(&Env::from_process(), &options) {
         Ok(report) => report,
-        Err(error) => return fail(&error),
+        Err(error) => return fail_check(&error),
     };
     let written = match args.format {
         Format::Json => writeln!(io::stdout(), "{}", report::to_json(&report)),
@@ -186,8 +195,10 @@ pub fn run_runtime(args: &RuntimeArgs) -> ExitCode {
     ExitCode::from(if report.is_safe() { EXIT_SAFE } else { EXIT_UNSAFE })
 }
 
-/// Runs `capslint exec`: on success it does not return (the command replaces this process).
+/// Runs `capslint exec`: on success it does not return (the command replaces this process), or, as
+/// init, returns the command's exit status.
 pub fn run_exec(args: &ExecArgs) -> ExitCode {
+    stop::install();
     let env = Env::from_process();
     let roots = args.roots.roots();
     let declared = match limit::resolve(&env, args.limit_env.as_deref()) {
@@ -228,13 +239,16 @@ pub fn run_exec(args: &ExecArgs) -> ExitCode {
                 print_verdicts(&report.verdicts);
                 return ExitCode::from(EXIT_UNSAFE);
             }
-            Err(error) => return fail(&error),
+            Err(error) => return fail_check(&error),
         }
     }
     if !args.quiet {
         eprintln!("{}", caps_set_line(&plan, &declared, &system, effective));
     }
-    let error = exec::exec(&args.command, &plan);
+    let error = match exec::start(&args.command, &plan, exec::Start::for_this_process(args.no_init)) {
+        Ok(ended) => return ExitCode::from(ended.code()),
+        Err(error) => error,
+    };
     let program = args.command.first().map(|p| p.to_string_lossy()).unwrap_or_default();
     eprintln!("capslint exec: cannot run {program}: {error}");
     // The shell's conventions: 127 when the command is not found, 126 when it cannot run.
@@ -271,6 +285,17 @@ fn print_verdicts(verdicts: &[Verdict]) {
     for verdict in verdicts {
         // Nothing better to do when stderr is gone; the exit code still tells.
         let _ = writeln!(stderr, "{}", verdict.to_logfmt());
+    }
+}
+
+/// Reports a check that could not be completed: exit 2, or 128+N when signal N stopped its probe.
+fn fail_check(error: &check::CheckError) -> ExitCode {
+    match error {
+        check::CheckError::Probe(probe::ProbeError::Stopped { signal }) => {
+            let _ = writeln!(io::stderr(), "error: {error}");
+            ExitCode::from(stop::exit_code(*signal))
+        }
+        _ => fail(error),
     }
 }
 

@@ -6,6 +6,13 @@
 //! is gone ([`super::tree`]): a helper the imported code forks can neither hold the report back nor
 //! outlive the probe. It runs with exactly the environment given (so `exec --check` probes the
 //! capped environment), in its own session, under a timeout after which the session is killed.
+//!
+//! The probe dies with capslint: the kernel sends it SIGKILL when capslint's thread that started it
+//! ends (`PR_SET_PDEATHSIG`), and a stop signal to capslint kills its whole group and tree
+//! ([`super::stop`]) before capslint exits with 128+N ([`ProbeError::Stopped`]). The threads that
+//! wait for the probe and read its stderr block every signal, so that signals reach the thread that
+//! runs the command (the init of `exec` takes them there, and one of these threads may outlive the
+//! probe).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs::File;
@@ -22,7 +29,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::env::Env;
-use super::tree;
+use super::{stop, tree};
 
 /// The probe's source, run with `python -c`.
 pub const PROBE_SOURCE: &str = include_str!("probe.py");
@@ -161,6 +168,12 @@ pub enum ProbeError {
     /// The `--measure` workload failed.
     #[error("--measure failed: {0}")]
     MeasureFailed(String),
+    /// A stop signal reached capslint while the probe ran; the probe's tree was killed.
+    #[error("stopped by {}: the probe and every process it started were killed", stop::signal_name(*.signal))]
+    Stopped {
+        /// The signal.
+        signal: libc::c_int,
+    },
     /// The probe did not print a report.
     #[error("the probe ({python}) {status} without a report{}", stderr_tail(.stderr))]
     NoReport {
@@ -220,12 +233,21 @@ pub fn run(request: &ProbeRequest<'_>) -> Result<ProbeReport, ProbeError> {
         .stdout(Stdio::null())
         .stderr(Stdio::piped());
     let report_fd = report.as_raw_fd();
+    // SAFETY: getpid has no preconditions.
+    let parent = unsafe { libc::getpid() };
     // SAFETY: the closure runs in the forked child before exec and calls only async-signal-safe
-    // functions (setsid, dup2, fcntl).
+    // functions (setsid, prctl, getppid, dup2, fcntl).
     unsafe {
         command.pre_exec(move || {
             if libc::setsid() == -1 {
                 return Err(io::Error::last_os_error());
+            }
+            // SIGKILL when this thread ends; a parent already gone would never send it.
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0) == -1 {
+                return Err(io::Error::last_os_error());
+            }
+            if libc::getppid() != parent {
+                return Err(io::Error::from_raw_os_error(libc::ESRCH));
             }
             let rc = if report_fd == REPORT_FD {
                 libc::fcntl(REPORT_FD, libc::F_SETFD, 0)
@@ -239,7 +261,13 @@ pub fn run(request: &ProbeRequest<'_>) -> Result<ProbeReport, ProbeError> {
         io::ErrorKind::NotFound => ProbeError::NotFound(python.clone()),
         _ => ProbeError::Spawn { python: python.clone(), source },
     })?;
-    let output = wait_with_timeout(child, request.timeout, &before).map_err(spawn_error)?;
+    let stoppable = stop::ProbeGroup::register(child.id());
+    let waited = wait_with_timeout(child, request.timeout, &before);
+    drop(stoppable);
+    if let Some(signal) = stop::caught() {
+        return Err(ProbeError::Stopped { signal });
+    }
+    let output = waited.map_err(spawn_error)?;
     let Some(status) = output.status else {
         return Err(ProbeError::Timeout { python, seconds: request.timeout.as_secs_f64() });
     };
@@ -307,6 +335,7 @@ fn wait_with_timeout(mut child: Child, timeout: Duration, before: &BTreeSet<u32>
 fn exit_notifier(pid: u32) -> mpsc::Receiver<()> {
     let (tx, rx) = mpsc::channel();
     thread::spawn(move || {
+        stop::block_all_in_this_thread();
         let pid = libc::id_t::from(pid);
         loop {
             // SAFETY: `info` is a valid, writable siginfo_t; waitid only writes into it.
@@ -329,6 +358,7 @@ fn tail_reader(pipe: Option<impl Read + Send + 'static>) -> mpsc::Receiver<Vec<u
     let (tx, rx) = mpsc::channel();
     if let Some(mut pipe) = pipe {
         thread::spawn(move || {
+            stop::block_all_in_this_thread();
             let mut tail = Vec::new();
             let mut chunk = [0u8; 8192];
             // A read error ends the stream; what was read so far is kept.

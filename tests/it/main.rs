@@ -36,5 +36,6 @@ mod runtime_cgroup;
 mod runtime_differential;
 mod runtime_exec;
 mod runtime_fixtures;
+mod runtime_init;
 mod runtime_probe;
 mod yaml_corpus;

@@ -1,5 +1,6 @@
 //! `capslint exec` against fixture trees: which caps it sets, keeps and refuses, and that the
-//! command really replaces it (same PID, exit status and signals straight through).
+//! command really replaces it (same PID, exit status and signals straight through, the signal
+//! dispositions it inherited kept).
 
 use std::os::unix::process::ExitStatusExt;
 use std::process::{Command, Output, Stdio};
@@ -185,6 +186,26 @@ fn the_command_gets_default_sigpipe_and_no_blocked_signals() {
     let sigpipe_bit = 1u64 << (libc::SIGPIPE - 1);
     assert_eq!(signal_mask(&status, "SigIgn:") & sigpipe_bit, 0, "{status}");
     assert_eq!(signal_mask(&status, "SigBlk:"), 0, "{status}");
+}
+
+#[test]
+fn a_signal_capslint_inherited_as_ignored_stays_ignored_for_the_command() {
+    // As under `nohup`: capslint catches SIGHUP only where it was not ignored, so the command still
+    // ignores it; SIGTERM, caught by capslint meanwhile, is back at its default for the command.
+    let mut command = exec(&declared("2"), &["--quiet"], &["cat", "/proc/self/status"]);
+    // SAFETY: `signal` is async-signal-safe; the closure runs between fork and exec.
+    unsafe {
+        std::os::unix::process::CommandExt::pre_exec(&mut command, || {
+            libc::signal(libc::SIGHUP, libc::SIG_IGN);
+            Ok(())
+        });
+    }
+    let output = command.output().unwrap();
+    let status = String::from_utf8_lossy(&output.stdout);
+    let bit = |signal: libc::c_int| 1u64 << (signal - 1);
+    assert_ne!(signal_mask(&status, "SigIgn:") & bit(libc::SIGHUP), 0, "{status}");
+    assert_eq!(signal_mask(&status, "SigIgn:") & bit(libc::SIGTERM), 0, "{status}");
+    assert_eq!(signal_mask(&status, "SigCgt:"), 0, "{status}");
 }
 
 #[test]

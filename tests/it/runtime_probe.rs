@@ -1,9 +1,11 @@
 //! The Python probe's failure modes are clear errors (exit 2), never a crash or a hang: a missing
-//! interpreter, a missing threadpoolctl, a workload module that fails to import, a timeout.
+//! interpreter, a missing threadpoolctl, a workload module that fails to import, a timeout; and the
+//! probe never outlives capslint, stopped by a signal (exit 128+N) or killed outright.
 
 use std::os::unix::fs::PermissionsExt;
+use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
-use std::process::Output;
+use std::process::{Child, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::support::*;
@@ -201,4 +203,101 @@ fn a_timeout_kills_the_whole_tree_and_returns_promptly() {
     assert_eq!(pids.len(), 1, "the helper did not start");
     assert_gone(&pids);
     assert!(took < Duration::from_secs(1) + Duration::from_secs(5), "took {took:?}");
+}
+
+/// A workload module that starts two helpers (one in the probe's process group, one in a session of
+/// its own), says so, and never finishes importing: a probe to stop in the middle.
+const SLOW_MODULE: &str = "import os, time\n\
+    if os.fork() == 0:\n    time.sleep(1000)\n    os._exit(0)\n\
+    if os.fork() == 0:\n    os.setsid()\n    time.sleep(1000)\n    os._exit(0)\n\
+    open(os.environ['PID_DIR'] + '/started', 'w').write('%d\\n' % os.getpid())\n\
+    time.sleep(1000)\n";
+
+/// Starts capslint with `args`, the slow module imported by the real probe, then `tail`, and waits
+/// until the module runs. Returns capslint, the probe's PID, the scratch directory and the marker
+/// every process of the run carries; `None` when the test interpreter is missing (skipped).
+fn stop_in_the_middle(args: &[&str], tail: &[&str]) -> Option<(Child, u32, tempfile::TempDir, Marker)> {
+    let python = match test_python() {
+        Ok(python) => python.display().to_string(),
+        Err(why) => {
+            skip(&why);
+            return None;
+        }
+    };
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("capslint_probe_slow.py"), SLOW_MODULE).unwrap();
+    let scratch = dir.path().display().to_string();
+    let marker = Marker::new();
+    let mut vars = safe_caps(1);
+    vars.extend([("CPU_LIMIT", "1".to_owned()), ("PYTHONPATH", scratch.clone()), ("PID_DIR", scratch), marker.var()]);
+    let mut child = clean_command(binary(), &vars)
+        .args(args)
+        .args(root_args("v2-nested"))
+        .args(["--python", &python, "--import", "capslint_probe_slow"])
+        .args(tail)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let Some(started) = wait_for_file(&dir.path().join("started"), Duration::from_secs(60)) else {
+        let _ = child.kill();
+        panic!("the probe never imported the slow module: {}", describe(&child.wait_with_output().unwrap()));
+    };
+    Some((child, started.trim().parse().unwrap(), dir, marker))
+}
+
+/// Waits for capslint to exit after a signal, as a grace period would.
+fn exited(mut child: Child) -> Output {
+    let status = wait_within(&mut child, Duration::from_secs(30));
+    if status.is_none() {
+        let _ = child.kill();
+    }
+    let output = child.wait_with_output().unwrap();
+    assert!(status.is_some(), "capslint did not exit: {}", describe(&output));
+    output
+}
+
+#[test]
+fn a_stop_signal_mid_probe_kills_the_probe_and_its_helpers_and_exits_128_plus_n() {
+    for (signal, code) in [("TERM", 143), ("INT", 130), ("HUP", 129)] {
+        let Some((child, probe, _dir, marker)) = stop_in_the_middle(&["runtime"], &[]) else { return };
+        send_signal(child.id(), signal);
+        let output = exited(child);
+        assert_eq!(output.status.code(), Some(code), "SIG{signal}: {}", describe(&output));
+        assert_eq!(
+            stderr(&output),
+            format!("error: stopped by SIG{signal}: the probe and every process it started were killed\n")
+        );
+        let left = marker.wait_until_gone(Duration::from_secs(10));
+        assert!(left.is_empty(), "SIG{signal}: processes of the probe {probe} left: {left:?}");
+    }
+}
+
+#[test]
+fn a_stop_signal_while_exec_checks_kills_the_probe_and_runs_nothing() {
+    let marker_dir = tempfile::tempdir().unwrap();
+    let ran = marker_dir.path().join("ran");
+    let command = ["--", "touch", ran.to_str().unwrap()];
+    let Some((child, probe, _dir, marker)) = stop_in_the_middle(&["exec", "--check"], &command) else { return };
+    send_signal(child.id(), "TERM");
+    let output = exited(child);
+    assert_eq!(output.status.code(), Some(143), "{}", describe(&output));
+    let left = marker.wait_until_gone(Duration::from_secs(10));
+    assert!(left.is_empty(), "processes of the probe {probe} left: {left:?}");
+    assert!(!ran.exists(), "the command ran");
+}
+
+#[test]
+fn the_probe_dies_with_a_capslint_killed_outright() {
+    let Some((child, probe, _dir, marker)) = stop_in_the_middle(&["runtime"], &[]) else { return };
+    // No handler runs on SIGKILL: the kernel kills the probe (its parent-death signal). The helpers it
+    // forked are not the probe, and the marker kills them at the end of the test.
+    send_signal(child.id(), "KILL");
+    let output = exited(child);
+    assert_eq!(output.status.signal(), Some(libc::SIGKILL), "{}", describe(&output));
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while marker.processes().contains(&probe) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(!marker.processes().contains(&probe), "the probe {probe} outlived capslint");
 }

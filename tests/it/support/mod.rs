@@ -3,13 +3,14 @@
 //!
 //! [`lint`] lints through the library and reads the fixtures' `# expect:` markers; [`runtime`] holds what
 //! the `capslint runtime` and `capslint exec` tests need (fixture trees, the test interpreter, real CPU
-//! cgroups). The distribution's tests share [`tools`] (pinned tools from PyPI, and how their tests skip),
+//! cgroups), and [`processes`] how they watch what they start (markers, PID namespaces). The distribution's tests share [`tools`] (pinned tools from PyPI, and how their tests skip),
 //! [`wheel`] (the wheel, built once), [`elf`] (the glibc versions a binary needs) and [`repository`]
 //! (git, and the working tree as a repository to clone). All are re-exported here, so a test needs one
 //! `use crate::support::*;`.
 
 mod elf;
 mod lint;
+mod processes;
 mod repository;
 mod runtime;
 mod tools;
@@ -17,6 +18,7 @@ mod wheel;
 
 pub use elf::*;
 pub use lint::*;
+pub use processes::*;
 pub use repository::*;
 pub use runtime::*;
 pub use tools::*;
