@@ -12,6 +12,7 @@ use std::cell::{OnceCell, RefCell};
 
 use super::env::EnvWrite;
 use super::libraries;
+use super::recovery::Distrusted;
 use super::resolve::{At, Resolver, Site};
 use super::rules;
 use super::semantic::{BindingKind, ScopeId, ScopeKind};
@@ -53,6 +54,8 @@ pub struct Checker<'m, 'a> {
     pod_templates: Option<Vec<PodTemplateCall>>,
     /// Which keys [`Checker::mentions_quoted_key`] found quoted in the source, searched once per key.
     quoted_keys: RefCell<FxHashMap<&'static str, bool>>,
+    /// The statements of a module with syntax errors that are not checked.
+    distrusted: Option<&'a Distrusted>,
 }
 
 impl<'m, 'a> Checker<'m, 'a> {
@@ -80,7 +83,18 @@ impl<'m, 'a> Checker<'m, 'a> {
             cells: None,
             quoted_keys: RefCell::default(),
             pod_templates: None,
+            distrusted: None,
         }
+    }
+
+    /// Makes the walk skip the statements the parser did not recover cleanly from syntax errors.
+    pub fn distrusting(&mut self, distrusted: &'a Distrusted) {
+        self.distrusted = (!distrusted.is_empty()).then_some(distrusted);
+    }
+
+    /// Whether `stmt` is one the parser did not recover cleanly, which no rule checks.
+    pub fn is_distrusted(&self, stmt: &Stmt) -> bool {
+        self.distrusted.is_some_and(|distrusted| distrusted.contains(stmt))
     }
 
     /// Marks the module as a notebook's code cells: labels name places in other cells by cell and row.
@@ -265,6 +279,9 @@ pub fn kwargs_splats(call: &ast::ExprCall) -> impl Iterator<Item = &Expr> {
 
 impl<'a> Visitor<'a> for Checker<'_, 'a> {
     fn visit_stmt(&mut self, stmt: &'a Stmt) {
+        if self.is_distrusted(stmt) {
+            return;
+        }
         match stmt {
             Stmt::FunctionDef(function) => {
                 rules::n_jobs_all_cores::parameters(self, &function.parameters);

@@ -7,18 +7,21 @@ mod checker;
 mod cli_option;
 mod env;
 mod fix_writer;
+mod ipython;
 pub mod libraries;
 mod pod_templates;
 mod prescan;
 mod project;
+mod python2;
+mod recovery;
 mod resolve;
 mod rules;
 mod semantic;
 
-use ruff_python_ast::PySourceType;
 use ruff_python_ast::token::TokenKind;
 use ruff_python_ast::visitor::Visitor;
-use ruff_python_parser::parse_unchecked_source;
+use ruff_python_ast::{ModModule, PySourceType};
+use ruff_python_parser::{Parsed, parse_unchecked_source};
 use ruff_text_size::{TextRange, TextSize};
 
 use crate::diagnostic::Finding;
@@ -28,6 +31,7 @@ use crate::settings::Settings;
 use crate::source::cells::CellMap;
 
 pub use project::{ProjectContext, ProjectIndex};
+use recovery::Distrusted;
 pub use resolve::CapNames;
 
 /// What checking one Python file produced: findings, the comments (for `# noqa`), and the Airflow
@@ -174,21 +178,11 @@ fn analyse(
     if let Err(refusal) = prescan::after_parsing(text, parsed.tokens(), pending) {
         return refused(refusal, rules);
     }
-    let comments: Vec<TextRange> = parsed
-        .tokens()
-        .iter()
-        .filter(|token| token.kind() == TokenKind::Comment)
-        .map(ruff_text_size::Ranged::range)
-        .collect();
-    let Some(error) = parsed.errors().first() else {
-        let module = parsed.syntax();
-        return run_rules(text, &module.body, cells, rules, settings, project, comments);
-    };
-    let syntax_error = rules.contains(Rule::SyntaxError).then(|| {
-        Finding::new(Rule::SyntaxError, error.location, format!("Python syntax error: {}", error.error))
-            .label("cannot parse this")
-            .help("fix the syntax; the other rules run only on code that parses")
-    });
+    if parsed.errors().is_empty() {
+        let comments = comments(&parsed);
+        let module = Module { text, body: &parsed.syntax().body, distrusted: &Distrusted::none(), cells };
+        return run_rules(module, rules, settings, project, comments);
+    }
     // A notebook's cell that does not parse (Python 2, a shell session pasted in) leaves the other
     // cells readable, as they are when the notebook runs: those cells are blanked and the rest checked.
     if let Some(cells) = cells
@@ -196,13 +190,78 @@ fn analyse(
     {
         let reparsed = parse_unchecked_source(&blanked, source_type);
         if reparsed.errors().is_empty() {
-            let mut outcome =
-                run_rules(&blanked, &reparsed.syntax().body, Some(cells), rules, settings, project, comments);
-            outcome.findings.extend(syntax_error);
-            return outcome;
+            let module = Module {
+                text: &blanked,
+                body: &reparsed.syntax().body,
+                distrusted: &Distrusted::none(),
+                cells: Some(cells),
+            };
+            let outcome = run_rules(module, rules, settings, project, comments(&parsed));
+            return with_syntax_errors(outcome, vec![syntax_error(text, &parsed)], rules);
         }
     }
-    PythonOutcome { findings: syntax_error.into_iter().collect(), comments, ..PythonOutcome::default() }
+    // A `.py` file exported from a notebook with its magics is read as the notebook's code.
+    let mut syntax_findings = Vec::new();
+    let parsed = match cells.is_none().then(|| ipython::reparse(text, &parsed)).flatten() {
+        Some(module) => {
+            syntax_findings.push(ipython::finding(text, module.first_escape));
+            module.parsed
+        }
+        None => parsed,
+    };
+    if !parsed.errors().is_empty() {
+        syntax_findings.push(syntax_error(text, &parsed));
+    }
+    // The statements the parser recovered cleanly are checked; the others bind unknown values.
+    let body = &parsed.syntax().body;
+    let distrusted = Distrusted::find(text, body, parsed.errors().iter().map(|error| error.location));
+    let module = Module { text, body, distrusted: &distrusted, cells };
+    let outcome = run_rules(module, rules, settings, project, comments(&parsed));
+    with_syntax_errors(outcome, syntax_findings, rules)
+}
+
+/// Every comment's range.
+fn comments(parsed: &Parsed<ModModule>) -> Vec<TextRange> {
+    parsed
+        .tokens()
+        .iter()
+        .filter(|token| token.kind() == TokenKind::Comment)
+        .map(ruff_text_size::Ranged::range)
+        .collect()
+}
+
+/// The CAP001 finding of a module with syntax errors: once, as Python 2, at the first Python 2 construct
+/// when it has one, else at its first error.
+fn syntax_error(text: &str, parsed: &Parsed<ModModule>) -> Finding {
+    const HELP: &str = "fix the syntax: the statements it breaks are not checked";
+    if let Some(construct) = python2::first_construct(text, parsed.errors(), parsed.unsupported_syntax_errors()) {
+        return Finding::new(
+            Rule::SyntaxError,
+            construct.range,
+            format!("this file looks like Python 2 ({}), which Python 3 cannot parse", construct.what),
+        )
+        .label("Python 2 syntax")
+        .help("port the file to Python 3: until then, the statements that do not parse are not checked");
+    }
+    let error = &parsed.errors()[0];
+    Finding::new(Rule::SyntaxError, error.location, format!("Python syntax error: {}", error.error))
+        .label("cannot parse this")
+        .help(HELP)
+}
+
+/// The outcome of a file with syntax errors: its findings marked as found there (and without fixes,
+/// which could not be checked by parsing the fixed file), and its CAP001 findings when enabled.
+fn with_syntax_errors(mut outcome: PythonOutcome, syntax_findings: Vec<Finding>, rules: RuleSet) -> PythonOutcome {
+    for finding in &mut outcome.findings {
+        if finding.rule != Rule::AnalysisBudgetExceeded {
+            finding.in_file_with_syntax_errors = true;
+            finding.fix = None;
+        }
+    }
+    if rules.contains(Rule::SyntaxError) {
+        outcome.findings.extend(syntax_findings);
+    }
+    outcome
 }
 
 /// The text with every character of the cells that hold the `errors` replaced by a space (line breaks
@@ -221,17 +280,24 @@ fn blank_cells(text: &str, cells: &CellMap, errors: impl Iterator<Item = TextSiz
     String::from_utf8(bytes).ok()
 }
 
-/// Runs the enabled rules over a module that parsed.
+/// A module to check: its text and statements, the statements not to trust, and a notebook's cells.
+struct Module<'t> {
+    text: &'t str,
+    body: &'t [ruff_python_ast::Stmt],
+    distrusted: &'t Distrusted,
+    cells: Option<&'t CellMap>,
+}
+
+/// Runs the enabled rules over a module, except on its distrusted statements.
 fn run_rules(
-    text: &str,
-    body: &[ruff_python_ast::Stmt],
-    cells: Option<&CellMap>,
+    module: Module<'_>,
     rules: RuleSet,
     settings: &Settings,
     project: Option<ProjectContext<'_>>,
     comments: Vec<TextRange>,
 ) -> PythonOutcome {
-    let model = semantic::SemanticModel::build(body);
+    let Module { text, body, distrusted, cells } = module;
+    let model = semantic::SemanticModel::build(body, distrusted);
     let caps = CapNames::for_settings(settings);
     let budget = budget::Budget::for_source(text.len());
     let mut resolver = resolve::Resolver::new(&model, &caps, &budget);
@@ -243,6 +309,7 @@ fn run_rules(
     if let Some(cells) = cells {
         checker.in_notebook(cells);
     }
+    checker.distrusting(distrusted);
     if rules.iter().any(|rule| rule.family() == crate::registry::Family::Manifest) && text.contains("pod_template_file")
     {
         checker.collect_pod_templates();

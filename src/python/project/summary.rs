@@ -15,6 +15,7 @@ use rustc_hash::FxHashMap;
 use super::MAX_MODULE_BYTES;
 use crate::python::budget::Budget;
 use crate::python::prescan;
+use crate::python::recovery::Distrusted;
 use crate::python::resolve::{
     At, CapNames, DictEntry, DictValue, EntryValue, Resolved, Resolver, Site, Unknown, Value, init_sets_pod_arguments,
 };
@@ -193,7 +194,7 @@ fn summarise(text: &str, caps: &CapNames, pending: prescan::Pending) -> Option<F
         return None;
     }
     let body = &parsed.syntax().body;
-    let model = SemanticModel::build(body);
+    let model = SemanticModel::build(body, &Distrusted::none());
     let budget = Budget::for_source(text.len());
     let resolver = Resolver::new(&model, caps, &budget);
     let names = scope_exports(&resolver, text, ScopeId::MODULE, true);

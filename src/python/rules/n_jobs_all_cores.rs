@@ -328,6 +328,9 @@ pub fn class_body<'a>(checker: &mut Checker<'_, 'a>, body: &'a [Stmt]) {
         return;
     }
     for stmt in body {
+        if checker.is_distrusted(stmt) {
+            continue;
+        }
         let (target, value) = match stmt {
             Stmt::Assign(ast::StmtAssign { targets, value, .. }) if targets.len() == 1 => (&targets[0], value.as_ref()),
             Stmt::AnnAssign(ast::StmtAnnAssign { target, value: Some(value), .. }) => (target.as_ref(), value.as_ref()),
