@@ -9,6 +9,7 @@ mod env;
 mod fix_writer;
 mod ipython;
 pub mod libraries;
+pub mod limits;
 mod pod_templates;
 mod prescan;
 mod project;

@@ -27,6 +27,7 @@ mod k8s_kustomize;
 mod no_panic;
 mod notebooks;
 mod python_fixtures;
+mod python_limits;
 mod release_versions;
 mod rule_docs;
 mod runtime_cgroup;
