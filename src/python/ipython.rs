@@ -40,7 +40,9 @@ pub fn reparse(text: &str, python: &Parsed<ModModule>) -> Option<IpythonModule> 
 
 /// The CAP001 finding of a `.py` file that holds IPython syntax, at its first escape command.
 pub fn finding(text: &str, escape: TextRange) -> Finding {
-    let command = text[escape].lines().next().unwrap_or_default().trim();
+    // The first line, without a trailing comment (a shell's and IPython's own `  # ...`).
+    let line = text[escape].lines().next().unwrap_or_default();
+    let command = line.find(" #").map_or(line, |comment| &line[..comment]).trim();
     let quoted = match command.char_indices().nth(MAX_QUOTED_CHARS) {
         Some((end, _)) => format!("{}...", &command[..end]),
         None => command.to_string(),

@@ -123,7 +123,19 @@ struct ErrorLines<'t> {
 impl<'t> ErrorLines<'t> {
     fn new(text: &'t str, errors: impl Iterator<Item = TextRange>) -> Self {
         let mut lines = ErrorLines { text, spans: Vec::new() };
-        let mut spans: Vec<(TextSize, TextSize)> = errors.map(|error| lines.span(error)).collect();
+        let bytes = text.as_bytes();
+        let mut spans: Vec<(TextSize, TextSize)> = errors
+            .map(|error| {
+                // An error at the start of a line with nothing to point at (the end of the file after an
+                // unclosed bracket) is the end of the line before.
+                let start = usize::from(error.start());
+                if error.is_empty() && start > 0 && bytes.get(start - 1) == Some(&b'\n') {
+                    lines.span(TextRange::empty(error.start() - TextSize::from(1)))
+                } else {
+                    lines.span(error)
+                }
+            })
+            .collect();
         spans.sort_unstable();
         for (start, end) in spans {
             match lines.spans.last_mut() {
@@ -206,6 +218,12 @@ mod tests {
         let found = distrusted("a = f(n_jobs=-1,\nb = 2\nc = g(n_jobs=-1)\nd = 3\n");
         assert_eq!(found.len(), 1, "{found:?}");
         assert!(found[0].starts_with("a = f(") && found[0].contains("c = g(n_jobs=-1)"), "{found:?}");
+    }
+
+    #[test]
+    fn an_error_at_the_end_of_the_file_distrusts_the_statement_left_open() {
+        let found = distrusted("a = 1\nb = f(x,\n\nc = g(n_jobs=-1)\n");
+        assert_eq!(found, ["b = f(x,\n\nc = g(n_jobs=-1)\n"]);
     }
 
     #[test]
