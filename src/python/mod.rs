@@ -18,6 +18,7 @@ mod recovery;
 mod resolve;
 mod rules;
 mod semantic;
+mod syntax_report;
 
 use ruff_python_ast::token::TokenKind;
 use ruff_python_ast::visitor::Visitor;
@@ -34,6 +35,7 @@ use crate::source::cells::CellMap;
 pub use project::{ProjectContext, ProjectIndex};
 use recovery::Distrusted;
 pub use resolve::CapNames;
+use syntax_report::Fixes;
 
 /// What checking one Python file produced: findings, the comments (for `# noqa`), and the Airflow
 /// operators that name a `pod_template_file` (for the manifest rules).
@@ -198,7 +200,13 @@ fn analyse(
                 cells: Some(cells),
             };
             let outcome = run_rules(module, rules, settings, project, comments(&parsed));
-            return with_syntax_errors(outcome, vec![syntax_error(text, &parsed)], rules);
+            // The cells checked parse: their fixes are shown as in any notebook (never applied there).
+            return syntax_report::with_syntax_errors(
+                outcome,
+                syntax_report::finding(text, &parsed),
+                rules,
+                Fixes::Kept,
+            );
         }
     }
     // A `.py` file exported from a notebook with its magics is read as the notebook's code.
@@ -210,15 +218,13 @@ fn analyse(
         }
         None => parsed,
     };
-    if !parsed.errors().is_empty() {
-        syntax_findings.push(syntax_error(text, &parsed));
-    }
+    syntax_findings.extend(syntax_report::finding(text, &parsed));
     // The statements the parser recovered cleanly are checked; the others bind unknown values.
     let body = &parsed.syntax().body;
     let distrusted = Distrusted::find(text, body, parsed.errors().iter().map(|error| error.location));
     let module = Module { text, body, distrusted: &distrusted, cells };
     let outcome = run_rules(module, rules, settings, project, comments(&parsed));
-    with_syntax_errors(outcome, syntax_findings, rules)
+    syntax_report::with_syntax_errors(outcome, syntax_findings, rules, Fixes::Dropped)
 }
 
 /// Every comment's range.
@@ -229,40 +235,6 @@ fn comments(parsed: &Parsed<ModModule>) -> Vec<TextRange> {
         .filter(|token| token.kind() == TokenKind::Comment)
         .map(ruff_text_size::Ranged::range)
         .collect()
-}
-
-/// The CAP001 finding of a module with syntax errors: once, as Python 2, at the first Python 2 construct
-/// when it has one, else at its first error.
-fn syntax_error(text: &str, parsed: &Parsed<ModModule>) -> Finding {
-    const HELP: &str = "fix the syntax: the statements it breaks are not checked";
-    if let Some(construct) = python2::first_construct(text, parsed.errors(), parsed.unsupported_syntax_errors()) {
-        return Finding::new(
-            Rule::SyntaxError,
-            construct.range,
-            format!("this file looks like Python 2 ({}), which Python 3 cannot parse", construct.what),
-        )
-        .label("Python 2 syntax")
-        .help("port the file to Python 3: until then, the statements that do not parse are not checked");
-    }
-    let error = &parsed.errors()[0];
-    Finding::new(Rule::SyntaxError, error.location, format!("Python syntax error: {}", error.error))
-        .label("cannot parse this")
-        .help(HELP)
-}
-
-/// The outcome of a file with syntax errors: its findings marked as found there (and without fixes,
-/// which could not be checked by parsing the fixed file), and its CAP001 findings when enabled.
-fn with_syntax_errors(mut outcome: PythonOutcome, syntax_findings: Vec<Finding>, rules: RuleSet) -> PythonOutcome {
-    for finding in &mut outcome.findings {
-        if finding.rule != Rule::AnalysisBudgetExceeded {
-            finding.in_file_with_syntax_errors = true;
-            finding.fix = None;
-        }
-    }
-    if rules.contains(Rule::SyntaxError) {
-        outcome.findings.extend(syntax_findings);
-    }
-    outcome
 }
 
 /// The text with every character of the cells that hold the `errors` replaced by a space (line breaks

@@ -181,8 +181,11 @@ fn the_mark_is_written_only_for_findings_in_files_with_syntax_errors() {
     let properties: Vec<&serde_json::Value> =
         sarif["runs"][0]["results"].as_array().unwrap().iter().map(|result| &result["properties"]).collect();
     assert_eq!(properties, [&serde_json::json!({"inFileWithSyntaxErrors": true}), &serde_json::Value::Null]);
-    let clean_sarif = report::render(OutputFormat::Sarif, &clean, Style::PLAIN);
-    assert!(!clean_sarif.contains("inFileWithSyntaxErrors"));
+    let clean_sarif: serde_json::Value =
+        serde_json::from_str(&report::render(OutputFormat::Sarif, &clean, Style::PLAIN)).unwrap();
+    let results = clean_sarif["runs"][0]["results"].as_array().unwrap();
+    assert_eq!(results.len(), 1);
+    assert!(results.iter().all(|result| result.get("properties").is_none()), "{results:?}");
 }
 
 #[test]
@@ -193,4 +196,24 @@ fn a_recovered_finding_is_suppressed_by_its_noqa_comment() {
     let ipython = "%matplotlib inline\nfrom joblib import Parallel\nParallel(n_jobs=-1)  # noqa: CAP101\n";
     let codes: Vec<String> = rows_and_codes(&lint(ipython)).into_iter().map(|(_, code)| code).collect();
     assert_eq!(codes, ["CAP001"]);
+}
+
+#[test]
+fn a_notebook_with_a_python_2_cell_keeps_its_other_cells_and_their_fixes() {
+    let cells = ["from joblib import Parallel\n", "print \"training\"\n", "Parallel(n_jobs=-1)\n"];
+    let cells: Vec<serde_json::Value> = cells
+        .iter()
+        .map(|source| serde_json::json!({"cell_type": "code", "metadata": {}, "outputs": [], "source": [source]}))
+        .collect();
+    let notebook = serde_json::json!({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5});
+    let diagnostics = lint_text("train.ipynb", &notebook.to_string(), &settings(&Overrides::default()));
+    let found: Vec<(Option<usize>, &str, bool, bool)> = diagnostics
+        .iter()
+        .map(|diagnostic| {
+            let finding = &diagnostic.finding;
+            (diagnostic.cell(), diagnostic.rule().code(), finding.in_file_with_syntax_errors, finding.fix.is_some())
+        })
+        .collect();
+    assert_eq!(found, [(Some(2), "CAP001", false, false), (Some(3), "CAP101", true, true)]);
+    assert!(diagnostics[0].finding.message.contains("looks like Python 2 (a `print` statement)"));
 }
