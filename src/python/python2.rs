@@ -7,6 +7,8 @@
 use ruff_python_parser::{ParseError, ParseErrorType, UnsupportedSyntaxError, UnsupportedSyntaxErrorKind};
 use ruff_text_size::{TextRange, TextSize};
 
+use super::recovery::LineBreaks;
+
 /// A Python 2 construct and where it is.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Construct {
@@ -18,7 +20,8 @@ pub struct Construct {
 
 /// The first Python 2 construct among the syntax errors of `text`, if any.
 pub fn first_construct(text: &str, errors: &[ParseError], unsupported: &[UnsupportedSyntaxError]) -> Option<Construct> {
-    let at_errors = errors.iter().filter_map(|error| classify(text, error));
+    let breaks = LineBreaks::new(text);
+    let at_errors = errors.iter().filter_map(|error| classify(text, &breaks, error));
     let clauses = unsupported
         .iter()
         .filter(|error| matches!(error.kind, UnsupportedSyntaxErrorKind::UnparenthesizedExceptionTypes))
@@ -26,11 +29,11 @@ pub fn first_construct(text: &str, errors: &[ParseError], unsupported: &[Unsuppo
     at_errors.chain(clauses).min_by_key(|construct| construct.range.start())
 }
 
-fn classify(text: &str, error: &ParseError) -> Option<Construct> {
+fn classify(text: &str, breaks: &LineBreaks, error: &ParseError) -> Option<Construct> {
     let range = error.location;
     let start = usize::from(range.start());
     let token = text.get(start..usize::from(range.end()))?;
-    let line_start = text[..start].rfind('\n').map_or(0, |at| at + 1);
+    let line_start = breaks.line_start(start);
     let before = &text[line_start..start];
     let construct = |what| Some(Construct { range, what });
     if token.starts_with('`') {

@@ -113,23 +113,53 @@ fn child_bodies(stmt: &Stmt) -> Vec<&[Stmt]> {
     }
 }
 
+/// Where the lines of a text break: found once, so that the line of any offset is a binary search away
+/// (a text of one long line with many errors must not cost a scan of the line per error).
+pub struct LineBreaks {
+    breaks: Vec<usize>,
+    len: usize,
+}
+
+impl LineBreaks {
+    /// The line breaks of `text`.
+    pub fn new(text: &str) -> Self {
+        LineBreaks { breaks: memchr::memchr_iter(b'\n', text.as_bytes()).collect(), len: text.len() }
+    }
+
+    /// Where the line holding `offset` starts.
+    pub fn line_start(&self, offset: usize) -> usize {
+        let before = self.breaks.partition_point(|at| *at < offset);
+        before.checked_sub(1).map_or(0, |index| self.breaks[index] + 1)
+    }
+
+    /// Where the line holding `offset` ends: its line break, or the end of the text.
+    pub fn line_end(&self, offset: usize) -> usize {
+        let at = self.breaks.partition_point(|at| *at < offset);
+        self.breaks.get(at).copied().unwrap_or(self.len)
+    }
+
+    /// Whether a line break is at `offset`.
+    fn is_break(&self, offset: usize) -> bool {
+        self.breaks.binary_search(&offset).is_ok()
+    }
+}
+
 /// The lines that syntax errors touch, as sorted, disjoint spans from the start of an error's first line
 /// to the end of its last line (the line break excluded).
-struct ErrorLines<'t> {
-    text: &'t str,
+struct ErrorLines {
+    breaks: LineBreaks,
     spans: Vec<(TextSize, TextSize)>,
 }
 
-impl<'t> ErrorLines<'t> {
-    fn new(text: &'t str, errors: impl Iterator<Item = TextRange>) -> Self {
-        let mut lines = ErrorLines { text, spans: Vec::new() };
-        let bytes = text.as_bytes();
+impl ErrorLines {
+    fn new(text: &str, errors: impl Iterator<Item = TextRange>) -> Self {
+        let mut lines = ErrorLines { breaks: LineBreaks::new(text), spans: Vec::new() };
         let mut spans: Vec<(TextSize, TextSize)> = errors
             .map(|error| {
                 // An error at the start of a line with nothing to point at (the end of the file after an
                 // unclosed bracket) is the end of the line before.
                 let start = usize::from(error.start());
-                if error.is_empty() && start > 0 && bytes.get(start - 1) == Some(&b'\n') {
+                if error.is_empty() && start > 0 && lines.breaks.is_break(start - 1) {
                     lines.span(TextRange::empty(error.start() - TextSize::from(1)))
                 } else {
                     lines.span(error)
@@ -152,13 +182,12 @@ impl<'t> ErrorLines<'t> {
 
     /// From the start of the line of `range.start()` to the end of the line of `range.end()`.
     fn span(&self, range: TextRange) -> (TextSize, TextSize) {
-        let bytes = self.text.as_bytes();
-        let start = usize::from(range.start()).min(bytes.len());
-        let end = usize::from(range.end()).min(bytes.len()).max(start);
+        let start = usize::from(range.start()).min(self.breaks.len);
+        let end = usize::from(range.end()).min(self.breaks.len).max(start);
         // The last byte of the range: a line break there belongs to the line it ends.
         let last = if end > start { end - 1 } else { start };
-        let line_start = memchr::memrchr(b'\n', &bytes[..start]).map_or(0, |at| at + 1);
-        let line_end = memchr::memchr(b'\n', &bytes[last..]).map_or(bytes.len(), |at| last + at);
+        let line_start = self.breaks.line_start(start);
+        let line_end = self.breaks.line_end(last);
         (TextSize::try_from(line_start).unwrap_or_default(), TextSize::try_from(line_end).unwrap_or_default())
     }
 

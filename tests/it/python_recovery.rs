@@ -217,3 +217,16 @@ fn a_notebook_with_a_python_2_cell_keeps_its_other_cells_and_their_fixes() {
     assert_eq!(found, [(Some(2), "CAP001", false, false), (Some(3), "CAP101", true, true)]);
     assert!(diagnostics[0].finding.message.contains("looks like Python 2 (a `print` statement)"));
 }
+
+#[test]
+fn many_broken_statements_on_one_line_or_on_many_lines_are_answered() {
+    // Every error and statement is placed on its line by a binary search, never by a scan of the line:
+    // 200,000 Python 2 statements on one line would otherwise cost a scan of megabytes per error.
+    for broken in ["print x; ".repeat(200_000) + "\n", "print x\n".repeat(200_000)] {
+        let text = format!("from joblib import Parallel\n{broken}Parallel(n_jobs=-1)\n");
+        let (found, messages) = summary(&lint(&text));
+        let last_row = text.lines().count();
+        assert_eq!(found, [(2, "CAP001".to_string()), (last_row, "CAP101".to_string())]);
+        assert!(messages[0].contains("Python 2 (a `print` statement)"), "{messages:?}");
+    }
+}
