@@ -22,14 +22,20 @@ pub struct IpythonModule {
     pub first_escape: TextRange,
 }
 
-/// The module `text` parsed in IPython mode, when its parse as Python (`python`) failed and IPython mode
-/// reads escape commands there with fewer syntax errors left.
-pub fn reparse(text: &str, python: &Parsed<ModModule>) -> Option<IpythonModule> {
-    if !has_escape_character(text) {
-        return None;
-    }
+/// Whether IPython mode may read `text` better than Python mode did (`python`): one of its syntax errors
+/// is at an escape character (`%`, `!`, `?`), where Python mode stops at every escape command.
+pub fn may_hold_escapes(text: &str, python: &Parsed<ModModule>) -> bool {
+    python
+        .errors()
+        .iter()
+        .any(|error| matches!(text.as_bytes().get(usize::from(error.location.start())), Some(b'%' | b'!' | b'?')))
+}
+
+/// The module `text` parsed in IPython mode, when that reads escape commands and leaves fewer syntax
+/// errors than the `python_errors` of its parse as Python.
+pub fn reparse(text: &str, python_errors: usize) -> Option<IpythonModule> {
     let parsed = parse_unchecked_source(text, PySourceType::Ipynb);
-    if parsed.errors().len() >= python.errors().len() {
+    if parsed.errors().len() >= python_errors {
         return None;
     }
     let mut escapes = FirstEscape::default();
@@ -57,12 +63,6 @@ pub fn finding(text: &str, escape: TextRange) -> Finding {
         "capslint checks the file as a notebook's code; to run it with Python, write the magics as calls \
          (`get_ipython().run_line_magic(...)`), or keep it as a notebook",
     )
-}
-
-/// Whether the text has an escape character at all (`%`, `!`, `?`): without one, IPython mode reads it as
-/// Python mode does.
-fn has_escape_character(text: &str) -> bool {
-    memchr::memchr3(b'%', b'!', b'?', text.as_bytes()).is_some()
 }
 
 /// The earliest escape command of a module, statement or expression (`files = !ls`).
@@ -101,7 +101,10 @@ mod tests {
 
     fn first_escape(text: &str) -> Option<&str> {
         let python = parse_unchecked_source(text, PySourceType::Python);
-        reparse(text, &python).map(|module| &text[module.first_escape])
+        if !may_hold_escapes(text, &python) {
+            return None;
+        }
+        reparse(text, python.errors().len()).map(|module| &text[module.first_escape])
     }
 
     #[test]

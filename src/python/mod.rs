@@ -211,12 +211,20 @@ fn analyse(
     }
     // A `.py` file exported from a notebook with its magics is read as the notebook's code.
     let mut syntax_findings = Vec::new();
-    let parsed = match cells.is_none().then(|| ipython::reparse(text, &parsed)).flatten() {
-        Some(module) => {
-            syntax_findings.push(ipython::finding(text, module.first_escape));
-            module.parsed
+    let parsed = if cells.is_none() && ipython::may_hold_escapes(text, &parsed) {
+        // One tree at a time: the parse as Python is dropped before the parse in IPython mode, and made
+        // again in the rare case that IPython mode reads no better.
+        let python_errors = parsed.errors().len();
+        drop(parsed);
+        match ipython::reparse(text, python_errors) {
+            Some(module) => {
+                syntax_findings.push(ipython::finding(text, module.first_escape));
+                module.parsed
+            }
+            None => parse_unchecked_source(text, PySourceType::Python),
         }
-        None => parsed,
+    } else {
+        parsed
     };
     syntax_findings.extend(syntax_report::finding(text, &parsed));
     // The statements the parser recovered cleanly are checked; the others bind unknown values.
