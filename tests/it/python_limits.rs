@@ -307,3 +307,15 @@ fn an_environment_source_merged_into_a_pod_template_is_followed_to_its_nesting_l
     assert_eq!(in_dag[0].rule().code(), "CAP003");
     assert!(in_dag[0].finding.message.contains("environment variable's source"), "{}", in_dag[0].finding.message);
 }
+
+#[test]
+fn a_getter_with_many_returns_is_followed_to_the_alternatives_limit() {
+    assert_cut_beyond(MAX_ALTERNATIVES, &["CAP102"], "definitions followed per name", |returns| {
+        let mut text = String::from("import os\n\n\ndef booster():\n    import lightgbm\n");
+        for branch in 1..returns {
+            text.push_str(&format!("    if os.environ.get(\"BOOSTER_{branch}\"):\n        return lightgbm\n"));
+        }
+        text.push_str("    return lightgbm\n\n\nmodel = booster().LGBMClassifier(num_leaves=31)\n");
+        lint_chain(&text)
+    });
+}
