@@ -47,6 +47,9 @@ pub struct Finding {
     pub related: Vec<Related>,
     /// The edits that resolve it, when a rule can write them.
     pub fix: Option<Fix>,
+    /// Whether it was found in a file with syntax errors, on a statement the parser recovered cleanly
+    /// (the file's CAP001 says why the rest was not checked).
+    pub in_file_with_syntax_errors: bool,
 }
 
 impl Finding {
@@ -61,6 +64,7 @@ impl Finding {
             secondary: Vec::new(),
             related: Vec::new(),
             fix: None,
+            in_file_with_syntax_errors: false,
         }
     }
 

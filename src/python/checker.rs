@@ -12,7 +12,9 @@ use std::cell::{OnceCell, RefCell};
 
 use super::env::EnvWrite;
 use super::libraries;
-use super::resolve::{At, Resolver, Site};
+use super::limits::{self, Cut, Limit};
+use super::recovery::Distrusted;
+use super::resolve::{At, DictEntry, Resolved, Resolver, Site, Value};
 use super::rules;
 use super::semantic::{BindingKind, ScopeId, ScopeKind};
 use crate::diagnostic::Finding;
@@ -53,6 +55,11 @@ pub struct Checker<'m, 'a> {
     pod_templates: Option<Vec<PodTemplateCall>>,
     /// Which keys [`Checker::mentions_quoted_key`] found quoted in the source, searched once per key.
     quoted_keys: RefCell<FxHashMap<&'static str, bool>>,
+    /// The statements of a module with syntax errors that are not checked.
+    distrusted: Option<&'a Distrusted>,
+    /// CAP003 findings of values the rules needed that resolution stopped following at a limit, reported
+    /// once the walk is done (resolution runs where the checker is shared).
+    cut_findings: RefCell<Vec<Finding>>,
 }
 
 impl<'m, 'a> Checker<'m, 'a> {
@@ -80,7 +87,19 @@ impl<'m, 'a> Checker<'m, 'a> {
             cells: None,
             quoted_keys: RefCell::default(),
             pod_templates: None,
+            distrusted: None,
+            cut_findings: RefCell::default(),
         }
+    }
+
+    /// Makes the walk skip the statements the parser did not recover cleanly from syntax errors.
+    pub fn distrusting(&mut self, distrusted: &'a Distrusted) {
+        self.distrusted = (!distrusted.is_empty()).then_some(distrusted);
+    }
+
+    /// Whether `stmt` is one the parser did not recover cleanly, which no rule checks.
+    pub fn is_distrusted(&self, stmt: &Stmt) -> bool {
+        self.distrusted.is_some_and(|distrusted| distrusted.contains(stmt))
     }
 
     /// Marks the module as a notebook's code cells: labels name places in other cells by cell and row.
@@ -106,7 +125,10 @@ impl<'m, 'a> Checker<'m, 'a> {
 
     /// The findings, in the order they were reported, and the operator calls collected for the manifest
     /// rules (in the order of the walk; none unless [`Checker::collect_pod_templates`] was called).
-    pub fn into_parts(self) -> (Vec<Finding>, Vec<PodTemplateCall>) {
+    pub fn into_parts(mut self) -> (Vec<Finding>, Vec<PodTemplateCall>) {
+        for finding in self.cut_findings.take() {
+            self.report(finding);
+        }
         (self.findings, self.pod_templates.unwrap_or_default())
     }
 
@@ -127,7 +149,51 @@ impl<'m, 'a> Checker<'m, 'a> {
 
     /// The canonical qualified name of a callee, if it is an import.
     pub fn callee(&self, call: &'a ast::ExprCall) -> Option<String> {
-        self.resolver.qualified_name(&call.func, self.at(call.range().start()))
+        self.qualified_name_at(&call.func, self.at(call.range().start()))
+    }
+
+    /// The canonical qualified name of `expr` at `at`, if it is an import (a limit reached on the way is
+    /// reported).
+    pub fn qualified_name_at(&self, expr: &'a Expr, at: At) -> Option<String> {
+        let (name, cut) = self.resolver.watch(|| self.resolver.qualified_name(expr, at));
+        self.note_cut(cut, name.is_none(), expr.range());
+        name
+    }
+
+    /// The expression a name was assigned from ([`Resolver::definition`]), a limit reached on the way
+    /// reported.
+    pub fn definition(&self, expr: &'a Expr, at: At) -> (&'a Expr, At) {
+        let (definition, cut) = self.resolver.watch(|| self.resolver.definition(expr, at));
+        self.note_cut(cut, true, expr.range());
+        definition
+    }
+
+    /// Reports (as CAP003, when the walk is done) that resolution stopped following a value a rule
+    /// needed at `range`, when `cut` stopped it and the value is `incomplete` because of it.
+    pub fn note_cut(&self, cut: Option<Cut>, incomplete: bool, range: TextRange) {
+        let Some(cut) = cut else { return };
+        if !incomplete || cut.limit == Limit::Budget || !self.enabled(Rule::AnalysisBudgetExceeded) {
+            return;
+        }
+        let lines = self.lines.get_or_init(|| LineIndex::from_source_text(self.source));
+        let place = cut.site.as_ref().map(|site| match site {
+            Site::Here(at) => {
+                let place = match self.cells.and_then(|cells| cells.locate(at.start(), self.source, lines)) {
+                    Some(place) => format!("cell {}, line {}", place.cell, place.location.row),
+                    None => format!("line {}", lines.line_index(at.start()).get()),
+                };
+                format!("`{}` ({place})", limits::shortened(self.text(*at)))
+            }
+            Site::Elsewhere { file, range } => {
+                let text = file.text().get(usize::from(range.start())..usize::from(range.end())).unwrap_or_default();
+                format!("`{}` ({}:{})", limits::shortened(text), file.display_name(), file.location(range.start()).row)
+            }
+        });
+        let mut finding = cut.finding(range, self.text(range), place);
+        if let Some(site) = cut.site {
+            finding = self.point_to(finding, site, "resolution stopped here");
+        }
+        self.cut_findings.borrow_mut().push(finding);
     }
 
     /// The callee as written, shortened for messages.
@@ -178,8 +244,24 @@ impl<'m, 'a> Checker<'m, 'a> {
     }
 
     /// Evaluates an expression in the current scope.
-    pub fn eval(&self, expr: &'a Expr) -> super::resolve::Resolved<'a> {
-        self.resolver.eval(expr, self.at(expr.range().start()))
+    pub fn eval(&self, expr: &'a Expr) -> Resolved<'a> {
+        self.eval_at(expr, self.at(expr.range().start()))
+    }
+
+    /// Evaluates an expression at `at`; a limit that left the value unknown (or a dict open) is reported.
+    pub fn eval_at(&self, expr: &'a Expr, at: At) -> Resolved<'a> {
+        let (resolved, cut) = self.resolver.watch(|| self.resolver.eval(expr, at));
+        self.note_cut(cut, is_incomplete(&resolved.value), expr.range());
+        resolved
+    }
+
+    /// Evaluates a dict entry that a rule reads where the dict is used (`used_at`); a limit that left the
+    /// value unknown is reported at the entry when it is written in this file, else at the use.
+    pub fn eval_entry(&self, entry: &DictEntry<'a>, used_at: TextRange) -> Resolved<'a> {
+        let (resolved, cut) = self.resolver.watch(|| self.resolver.eval_entry(entry));
+        let range = if entry.is_imported() { used_at } else { entry.range };
+        self.note_cut(cut, is_incomplete(&resolved.value), range);
+        resolved
     }
 
     /// Whether a call can matter to a rule: its keywords, or a callee a rule knows by name.
@@ -202,10 +284,11 @@ impl<'m, 'a> Checker<'m, 'a> {
         let model = self.resolver.model();
         match model.reaching_bindings(name.id.as_str(), self.scope, call.range().start()) {
             Some((_, bindings)) => {
-                // Resolution follows no more alternatives than this either.
-                bindings.iter().take(super::resolve::MAX_ALTERNATIVES).any(|binding| {
-                    matches!(binding.kind, BindingKind::Import(_) | BindingKind::Assign(_) | BindingKind::Class(_))
-                })
+                // Beyond the alternatives resolution follows, resolution reports the limit.
+                bindings.len() > super::resolve::MAX_ALTERNATIVES
+                    || bindings.iter().any(|binding| {
+                        matches!(binding.kind, BindingKind::Import(_) | BindingKind::Assign(_) | BindingKind::Class(_))
+                    })
             }
             None => model.has_star_imports(),
         }
@@ -224,7 +307,10 @@ impl<'m, 'a> Checker<'m, 'a> {
         rules::node_cpu_count::call(self, call, callee);
         rules::kpo_missing_cpu_limit::call(self, call, callee);
         if self.pod_templates.is_some() && callee.is_some_and(libraries::is_pod_operator) {
-            let found = super::pod_templates::template_call(&self.resolver, call, self.at(call.range().start()));
+            let at = self.at(call.range().start());
+            let (found, cut) = self.resolver.watch(|| super::pod_templates::template_call(&self.resolver, call, at));
+            // Any part of the template the cut left unknown may hold what the manifest rules look for.
+            self.note_cut(cut, true, call.range());
             self.pod_templates.get_or_insert_default().extend(found);
         }
         if let Some(option) = super::cli_option::declared_by(call, callee) {
@@ -250,6 +336,16 @@ impl<'m, 'a> Checker<'m, 'a> {
     }
 }
 
+/// Whether a value is unknown, or a dict with unknown parts: what a limit reached while resolving it
+/// may have hidden a finding in.
+fn is_incomplete(value: &Value<'_>) -> bool {
+    match value {
+        Value::Unknown(_) => true,
+        Value::Dict(dict) => dict.open,
+        _ => false,
+    }
+}
+
 /// The argument bound to `name`, by keyword or at the positional `index`.
 pub fn call_argument<'a>(call: &'a ast::ExprCall, name: &str, index: Option<usize>) -> Option<&'a Expr> {
     call.arguments
@@ -265,6 +361,9 @@ pub fn kwargs_splats(call: &ast::ExprCall) -> impl Iterator<Item = &Expr> {
 
 impl<'a> Visitor<'a> for Checker<'_, 'a> {
     fn visit_stmt(&mut self, stmt: &'a Stmt) {
+        if self.is_distrusted(stmt) {
+            return;
+        }
         match stmt {
             Stmt::FunctionDef(function) => {
                 rules::n_jobs_all_cores::parameters(self, &function.parameters);

@@ -20,7 +20,7 @@ impl<'a> EnvWrite<'a> {
     pub fn from_assignment(checker: &Checker<'_, 'a>, target: &'a Expr, value: &'a Expr) -> Option<Self> {
         let Expr::Subscript(subscript) = target else { return None };
         let at = checker.at(subscript.range.start());
-        if checker.resolver.qualified_name(&subscript.value, at).as_deref() != Some("os.environ") {
+        if checker.qualified_name_at(&subscript.value, at).as_deref() != Some("os.environ") {
             return None;
         }
         let names = names_of(checker, &subscript.slice)?;

@@ -7,18 +7,23 @@ mod checker;
 mod cli_option;
 mod env;
 mod fix_writer;
+mod ipython;
 pub mod libraries;
+pub mod limits;
 mod pod_templates;
 mod prescan;
 mod project;
+mod python2;
+mod recovery;
 mod resolve;
 mod rules;
 mod semantic;
+mod syntax_report;
 
-use ruff_python_ast::PySourceType;
 use ruff_python_ast::token::TokenKind;
 use ruff_python_ast::visitor::Visitor;
-use ruff_python_parser::parse_unchecked_source;
+use ruff_python_ast::{ModModule, PySourceType};
+use ruff_python_parser::{Parsed, parse_unchecked_source};
 use ruff_text_size::{TextRange, TextSize};
 
 use crate::diagnostic::Finding;
@@ -28,7 +33,9 @@ use crate::settings::Settings;
 use crate::source::cells::CellMap;
 
 pub use project::{ProjectContext, ProjectIndex};
+use recovery::Distrusted;
 pub use resolve::CapNames;
+use syntax_report::Fixes;
 
 /// What checking one Python file produced: findings, the comments (for `# noqa`), and the Airflow
 /// operators that name a `pod_template_file` (for the manifest rules).
@@ -174,21 +181,11 @@ fn analyse(
     if let Err(refusal) = prescan::after_parsing(text, parsed.tokens(), pending) {
         return refused(refusal, rules);
     }
-    let comments: Vec<TextRange> = parsed
-        .tokens()
-        .iter()
-        .filter(|token| token.kind() == TokenKind::Comment)
-        .map(ruff_text_size::Ranged::range)
-        .collect();
-    let Some(error) = parsed.errors().first() else {
-        let module = parsed.syntax();
-        return run_rules(text, &module.body, cells, rules, settings, project, comments);
-    };
-    let syntax_error = rules.contains(Rule::SyntaxError).then(|| {
-        Finding::new(Rule::SyntaxError, error.location, format!("Python syntax error: {}", error.error))
-            .label("cannot parse this")
-            .help("fix the syntax; the other rules run only on code that parses")
-    });
+    if parsed.errors().is_empty() {
+        let comments = comments(&parsed);
+        let module = Module { text, body: &parsed.syntax().body, distrusted: &Distrusted::none(), cells };
+        return run_rules(module, rules, settings, project, comments);
+    }
     // A notebook's cell that does not parse (Python 2, a shell session pasted in) leaves the other
     // cells readable, as they are when the notebook runs: those cells are blanked and the rest checked.
     if let Some(cells) = cells
@@ -196,13 +193,56 @@ fn analyse(
     {
         let reparsed = parse_unchecked_source(&blanked, source_type);
         if reparsed.errors().is_empty() {
-            let mut outcome =
-                run_rules(&blanked, &reparsed.syntax().body, Some(cells), rules, settings, project, comments);
-            outcome.findings.extend(syntax_error);
-            return outcome;
+            let module = Module {
+                text: &blanked,
+                body: &reparsed.syntax().body,
+                distrusted: &Distrusted::none(),
+                cells: Some(cells),
+            };
+            let outcome = run_rules(module, rules, settings, project, comments(&parsed));
+            // The cells checked parse: their fixes are shown as in any notebook (never applied there).
+            return syntax_report::with_syntax_errors(
+                outcome,
+                syntax_report::finding(text, &parsed),
+                rules,
+                Fixes::Kept,
+            );
         }
     }
-    PythonOutcome { findings: syntax_error.into_iter().collect(), comments, ..PythonOutcome::default() }
+    // A `.py` file exported from a notebook with its magics is read as the notebook's code.
+    let mut syntax_findings = Vec::new();
+    let parsed = if cells.is_none() && ipython::may_hold_escapes(text, &parsed) {
+        // One tree at a time: the parse as Python is dropped before the parse in IPython mode, and made
+        // again in the rare case that IPython mode reads no better.
+        let python_errors = parsed.errors().len();
+        drop(parsed);
+        match ipython::reparse(text, python_errors) {
+            Some(module) => {
+                syntax_findings.push(ipython::finding(text, module.first_escape));
+                module.parsed
+            }
+            None => parse_unchecked_source(text, PySourceType::Python),
+        }
+    } else {
+        parsed
+    };
+    syntax_findings.extend(syntax_report::finding(text, &parsed));
+    // The statements the parser recovered cleanly are checked; the others bind unknown values.
+    let body = &parsed.syntax().body;
+    let distrusted = Distrusted::find(text, body, parsed.errors().iter().map(|error| error.location));
+    let module = Module { text, body, distrusted: &distrusted, cells };
+    let outcome = run_rules(module, rules, settings, project, comments(&parsed));
+    syntax_report::with_syntax_errors(outcome, syntax_findings, rules, Fixes::Dropped)
+}
+
+/// Every comment's range.
+fn comments(parsed: &Parsed<ModModule>) -> Vec<TextRange> {
+    parsed
+        .tokens()
+        .iter()
+        .filter(|token| token.kind() == TokenKind::Comment)
+        .map(ruff_text_size::Ranged::range)
+        .collect()
 }
 
 /// The text with every character of the cells that hold the `errors` replaced by a space (line breaks
@@ -221,17 +261,24 @@ fn blank_cells(text: &str, cells: &CellMap, errors: impl Iterator<Item = TextSiz
     String::from_utf8(bytes).ok()
 }
 
-/// Runs the enabled rules over a module that parsed.
+/// A module to check: its text and statements, the statements not to trust, and a notebook's cells.
+struct Module<'t> {
+    text: &'t str,
+    body: &'t [ruff_python_ast::Stmt],
+    distrusted: &'t Distrusted,
+    cells: Option<&'t CellMap>,
+}
+
+/// Runs the enabled rules over a module, except on its distrusted statements.
 fn run_rules(
-    text: &str,
-    body: &[ruff_python_ast::Stmt],
-    cells: Option<&CellMap>,
+    module: Module<'_>,
     rules: RuleSet,
     settings: &Settings,
     project: Option<ProjectContext<'_>>,
     comments: Vec<TextRange>,
 ) -> PythonOutcome {
-    let model = semantic::SemanticModel::build(body);
+    let Module { text, body, distrusted, cells } = module;
+    let model = semantic::SemanticModel::build(body, distrusted);
     let caps = CapNames::for_settings(settings);
     let budget = budget::Budget::for_source(text.len());
     let mut resolver = resolve::Resolver::new(&model, &caps, &budget);
@@ -243,6 +290,7 @@ fn run_rules(
     if let Some(cells) = cells {
         checker.in_notebook(cells);
     }
+    checker.distrusting(distrusted);
     if rules.iter().any(|rule| rule.family() == crate::registry::Family::Manifest) && text.contains("pod_template_file")
     {
         checker.collect_pod_templates();

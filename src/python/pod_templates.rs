@@ -6,6 +6,7 @@ use ruff_python_ast::{self as ast, Expr};
 use ruff_text_size::Ranged;
 
 use super::checker::{call_argument, kwargs_splats};
+use super::limits::{Cut, Limit, MAX_ENV_SOURCE_NESTING};
 use super::resolve::{At, DictEntry, Resolver, Value};
 use crate::pod_template::{EnvOverlay, OverlayValue, PodTemplateCall, ResourcesOverlay};
 
@@ -177,7 +178,8 @@ fn env_entry<'a>(resolver: &Resolver<'_, 'a>, expr: &'a Expr, at: At) -> Option<
 
 /// `V1EnvVarSource(resource_field_ref=V1ResourceFieldSelector(resource="limits.cpu"))`, or a dict form.
 fn env_source<'a>(resolver: &Resolver<'_, 'a>, expr: &'a Expr, at: At, depth: u32) -> OverlayValue {
-    if depth > 4 {
+    if depth > MAX_ENV_SOURCE_NESTING {
+        resolver.note_limit(Cut::here(Limit::EnvSourceNesting, expr.range()));
         return OverlayValue::Other;
     }
     let (expr, at) = resolver.definition(expr, at);

@@ -1,7 +1,7 @@
 //! Resolution on top of the semantic model: what a callee is, fully qualified, and what a value
 //! resolves to (constants, dicts and merges, node CPU counts, cap reads), following names a reader would.
 
-use std::cell::{Cell, RefCell};
+use std::cell::RefCell;
 use std::rc::Rc;
 use std::sync::Arc;
 
@@ -10,6 +10,7 @@ use ruff_text_size::{Ranged, TextRange, TextSize};
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::budget::Budget;
+use super::limits::{Cut, Limit};
 use super::project::ProjectContext;
 use crate::source::SourceFile;
 
@@ -18,7 +19,7 @@ use super::semantic::{Binding, BindingKind, DictMutation, ScopeId, SemanticModel
 use crate::thread_variables;
 
 /// Bounds recursion through names, so cyclic or very deep definitions cannot hang or overflow.
-const MAX_DEPTH: u32 = 24;
+pub const MAX_DEPTH: u32 = 24;
 
 /// How many alternative definitions of one name are followed before the value counts as unknown.
 pub const MAX_ALTERNATIVES: usize = 16;
@@ -32,6 +33,19 @@ const COMPLETE: u32 = u32::MAX;
 /// What a memoised result is keyed by: the expression (by address: the tree outlives the resolver),
 /// where it is evaluated, and [`COMPLETE`] or the depth it was cut short at.
 type MemoKey = (usize, ScopeId, TextSize, u32);
+
+/// Memoised results, with the first limit that cut each short (`None` for a complete one).
+type Memo<T> = RefCell<FxHashMap<MemoKey, (T, Option<Cut>)>>;
+
+/// The calls whose result is a namespace a callee can be found in: a multiprocessing context, a
+/// threadpoolctl controller, or an imported module.
+const NAMESPACE_CALLS: &[&str] = &[
+    "multiprocessing.get_context",
+    "threadpoolctl.ThreadpoolController",
+    "pytest.importorskip",
+    "importlib.import_module",
+    "builtins.__import__",
+];
 
 /// A position in the program: the scope an expression is evaluated in and where.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,6 +63,8 @@ pub enum Unknown {
     Parameter,
     /// Something else (an attribute, a call result, another module's value, conflicting definitions).
     Other,
+    /// Another module's value that its resolution stopped following at a limit.
+    Cut(Limit),
 }
 
 /// Where a value was defined: in the file being checked, or in another module of the project.
@@ -283,18 +299,19 @@ impl CapNames {
 /// many times (`a1 = max(a0, a0)`, `p1 = {**p0, **p0}`) costs its definition once, not once per path to
 /// it. A result that [`MAX_DEPTH`] cut short is memoised for that depth only, so the answers are the same
 /// as without memoisation. Every step spends the file's [`Budget`]; once it is gone, everything resolves
-/// to unknown and the caller reports the file instead of its findings.
+/// to unknown and the caller reports the file instead of its findings. A result that another limit cut
+/// short ([`Limit`]) is unknown too, and the first such [`Cut`] is kept for the caller ([`Resolver::watch`]).
 pub struct Resolver<'m, 'a> {
     model: &'m SemanticModel<'a>,
     /// The project's other modules, read when an imported value is needed.
     project: Option<ProjectContext<'m>>,
     caps: &'m CapNames,
     budget: &'m Budget,
-    values: RefCell<FxHashMap<MemoKey, Resolved<'a>>>,
-    names: RefCell<FxHashMap<MemoKey, Option<String>>>,
-    /// How many times a result was cut short (depth limit, budget): a result computed while this did not
-    /// change is complete.
-    truncations: Cell<u64>,
+    values: Memo<Resolved<'a>>,
+    names: Memo<Option<String>>,
+    /// The first limit that cut a result short since [`Resolver::watch`] started watching: a result
+    /// computed while none did is complete.
+    cut: RefCell<Option<Cut>>,
 }
 
 impl<'m, 'a> Resolver<'m, 'a> {
@@ -307,7 +324,7 @@ impl<'m, 'a> Resolver<'m, 'a> {
             budget,
             values: RefCell::default(),
             names: RefCell::default(),
-            truncations: Cell::new(0),
+            cut: RefCell::default(),
         }
     }
 
@@ -325,46 +342,88 @@ impl<'m, 'a> Resolver<'m, 'a> {
         if !self.spend(MEMO_STEPS, offset) {
             return unknown;
         }
-        project.value(qualified, self.caps).unwrap_or(unknown)
+        match project.value(qualified, self.caps) {
+            Ok(Some(resolved)) => {
+                self.cut_in_other_module(&resolved, qualified);
+                resolved
+            }
+            Ok(None) => unknown,
+            Err(cut) => {
+                self.record(cut);
+                unknown
+            }
+        }
+    }
+
+    /// Records the cut of a value another module's resolution stopped following, at its definition there.
+    fn cut_in_other_module(&self, resolved: &Resolved<'_>, subject: &str) {
+        if let Value::Unknown(Unknown::Cut(limit)) = resolved.value {
+            let cut = match &resolved.binding {
+                Some(site) => Cut { limit, site: Some(site.clone()), subject: None },
+                None => Cut::at_subject(limit, format!("`{subject}`")),
+            };
+            self.record(cut);
+        }
     }
 
     /// Spends one step at `offset`; false (and the result counts as cut short) once the budget is gone.
     fn spend(&self, units: u64, offset: TextSize) -> bool {
         let ok = self.budget.spend(units, offset);
         if !ok {
-            self.cut_short();
+            self.record(Cut::here(Limit::Budget, TextRange::empty(offset)));
         }
         ok
     }
 
-    fn cut_short(&self) {
-        self.truncations.set(self.truncations.get() + 1);
+    /// Notes that a limit outside the resolver (a rule's own nesting bound) cut the value being computed
+    /// short, as [`Resolver::watch`] reports it.
+    pub fn note_limit(&self, cut: Cut) {
+        self.record(cut);
+    }
+
+    /// Notes that a limit cut the result being computed short; the first cut is kept.
+    fn record(&self, cut: Cut) {
+        let mut pending = self.cut.borrow_mut();
+        if pending.is_none() {
+            *pending = Some(cut);
+        }
+    }
+
+    /// Runs `compute` and returns its result with the first limit that cut it short, if any: `None`
+    /// means the result is complete.
+    pub fn watch<T>(&self, compute: impl FnOnce() -> T) -> (T, Option<Cut>) {
+        let outer = self.cut.take();
+        let result = compute();
+        let inner = self.cut.take();
+        *self.cut.borrow_mut() = outer.or_else(|| inner.clone());
+        (result, inner)
     }
 
     /// Runs `compute` once per key and depth class (see [`Resolver`]).
     fn memoised<T: Clone>(
         &self,
-        memo: &RefCell<FxHashMap<MemoKey, T>>,
+        memo: &Memo<T>,
         key: (usize, ScopeId, TextSize),
         depth: u32,
         compute: impl FnOnce() -> T,
     ) -> T {
         let (address, scope, offset) = key;
-        if let Some(hit) = memo.borrow().get(&(address, scope, offset, COMPLETE)) {
+        if let Some((hit, _)) = memo.borrow().get(&(address, scope, offset, COMPLETE)) {
             return hit.clone();
         }
-        if let Some(hit) = memo.borrow().get(&(address, scope, offset, depth)) {
-            self.cut_short();
+        if let Some((hit, cut)) = memo.borrow().get(&(address, scope, offset, depth)) {
+            if let Some(cut) = cut {
+                self.record(cut.clone());
+            }
             return hit.clone();
         }
-        let before = self.truncations.get();
-        let result = compute();
+        let (result, cut) = self.watch(compute);
         // What the memo holds is paid for too, so the budget bounds memory as well as time.
         if !self.spend(MEMO_STEPS, key.2) {
             return result;
         }
-        let tag = if self.truncations.get() == before { COMPLETE } else { depth };
-        memo.borrow_mut().insert((address, scope, offset, tag), result.clone());
+        let tag = if cut.is_none() { COMPLETE } else { depth };
+        memo.borrow_mut().insert((address, scope, offset, tag), (result.clone(), cut));
         result
     }
 
@@ -379,9 +438,10 @@ impl<'m, 'a> Resolver<'m, 'a> {
     }
 
     /// Follows a name to the single expression it was assigned from, with the position to evaluate it at.
+    /// A chain of more than [`MAX_DEPTH`] names is cut there (the name is returned).
     pub fn definition(&self, expr: &'a Expr, at: At) -> (&'a Expr, At) {
         let mut current = (expr, at);
-        for _ in 0..MAX_DEPTH {
+        for hops in 0..=MAX_DEPTH {
             let Expr::Name(name) = current.0 else { break };
             let Some((scope, bindings)) =
                 self.model.reaching_bindings(name.id.as_str(), current.1.scope, current.1.offset)
@@ -390,6 +450,10 @@ impl<'m, 'a> Resolver<'m, 'a> {
             };
             let [binding] = bindings else { break };
             let BindingKind::Assign(value) = binding.kind else { break };
+            if hops == MAX_DEPTH {
+                self.record(Cut::here(Limit::Depth, name.range));
+                break;
+            }
             current = (value, At { scope, offset: binding.range.start() });
         }
         current
@@ -407,7 +471,7 @@ impl<'m, 'a> Resolver<'m, 'a> {
 
     fn raw_qualified_name(&self, expr: &'a Expr, at: At, depth: u32) -> Option<String> {
         if depth > MAX_DEPTH {
-            self.cut_short();
+            self.record(Cut::here(Limit::Depth, expr.range()));
             return None;
         }
         if !self.spend(1, expr.start()) {
@@ -420,13 +484,18 @@ impl<'m, 'a> Resolver<'m, 'a> {
                     Some((scope, bindings)) => {
                         // `try: import xgboost / except ImportError: xgboost = None`: where the name is
                         // called, it is the module.
-                        let mut names = bindings
+                        let bindings: Vec<&Binding<'a>> = bindings
                             .iter()
                             .filter(|binding| !matches!(binding.kind, BindingKind::Assign(Expr::NoneLiteral(_))))
+                            .collect();
+                        let mut names = bindings
+                            .iter()
                             .take(MAX_ALTERNATIVES)
                             .map(|binding| self.binding_qualified(binding, scope, depth));
                         let first = names.next()??;
-                        names.all(|other| other.as_deref() == Some(first.as_str())).then_some(first)
+                        let agree = names.all(|other| other.as_deref() == Some(first.as_str()));
+                        self.within_alternatives(agree, bindings.get(MAX_ALTERNATIVES).map(|binding| binding.range))
+                            .then_some(first)
                     }
                     None => {
                         self.star_imported(id, at.scope).or_else(|| is_builtin(id).then(|| format!("builtins.{id}")))
@@ -438,11 +507,17 @@ impl<'m, 'a> Resolver<'m, 'a> {
                 Some(format!("{base}.{}", attribute.attr.as_str()))
             }
             Expr::Call(call) => {
+                // A method whose name none of them has (`df.dropna()`) is not followed down its chain.
+                if let Expr::Attribute(method) = call.func.as_ref()
+                    && !NAMESPACE_CALLS.iter().any(|known| known.rsplit('.').next() == Some(method.attr.as_str()))
+                {
+                    return None;
+                }
                 let Some(base) = self.raw_qualified_name(&call.func, at, depth + 1) else {
                     return self.getter_result(call, at, depth);
                 };
                 let canonical = libraries::canonical(&base);
-                // Only calls whose result is itself a namespace we know are followed.
+                // Only calls whose result is itself a namespace we know are followed ([`NAMESPACE_CALLS`]).
                 match canonical.as_ref() {
                     "multiprocessing.get_context" | "threadpoolctl.ThreadpoolController" => {
                         Some(format!("{canonical}()"))
@@ -501,9 +576,22 @@ impl<'m, 'a> Resolver<'m, 'a> {
                 .take(MAX_ALTERNATIVES)
                 .map(|(value, offset)| self.raw_qualified_name(value, At { scope, offset: *offset }, depth + 1));
             let first = names.next()??;
-            (returns.len() <= MAX_ALTERNATIVES && names.all(|other| other.as_deref() == Some(first.as_str())))
+            let agree = names.all(|other| other.as_deref() == Some(first.as_str()));
+            self.within_alternatives(agree, returns.get(MAX_ALTERNATIVES).map(|(value, _)| value.range()))
                 .then_some(first)
         })
+    }
+
+    /// Whether the alternatives followed (the first [`MAX_ALTERNATIVES`]) decide the answer: they `agree`,
+    /// and there are no more of them (`beyond` is the first one not followed, which is then a cut).
+    fn within_alternatives(&self, agree: bool, beyond: Option<TextRange>) -> bool {
+        match beyond {
+            Some(range) if agree => {
+                self.record(Cut::here(Limit::Alternatives, range));
+                false
+            }
+            _ => agree,
+        }
     }
 
     fn binding_qualified(&self, binding: &Binding<'a>, scope: ScopeId, depth: u32) -> Option<String> {
@@ -535,7 +623,10 @@ impl<'m, 'a> Resolver<'m, 'a> {
         if !last.ends_with("Operator") || libraries::is_pod_operator(&libraries::canonical(name)) {
             return None;
         }
-        project.pod_operator(name, self.caps)
+        project.pod_operator(name, self.caps).unwrap_or_else(|cut| {
+            self.record(cut);
+            None
+        })
     }
 
     /// The name a star import brings into `scope`: the one star-imported module's, or, with several, the
@@ -574,13 +665,16 @@ impl<'m, 'a> Resolver<'m, 'a> {
     fn eval_entry_depth(&self, entry: &DictEntry<'a>, depth: u32) -> Resolved<'a> {
         match &entry.value {
             EntryValue::Written { expr, at } => self.eval_depth(expr, *at, depth),
-            EntryValue::Imported { resolved, .. } => Resolved::clone(resolved),
+            EntryValue::Imported { resolved, text } => {
+                self.cut_in_other_module(resolved, text);
+                Resolved::clone(resolved)
+            }
         }
     }
 
     fn eval_depth(&self, expr: &'a Expr, at: At, depth: u32) -> Resolved<'a> {
         if depth > MAX_DEPTH {
-            self.cut_short();
+            self.record(Cut::here(Limit::Depth, expr.range()));
             return Resolved::of(Value::Unknown(Unknown::Other));
         }
         if !self.spend(1, expr.start()) {
@@ -723,17 +817,17 @@ impl<'m, 'a> Resolver<'m, 'a> {
     }
 
     fn eval_bindings(&self, name: &str, bindings: &[Binding<'a>], scope: ScopeId, at: At, depth: u32) -> Resolved<'a> {
-        if bindings.len() > MAX_ALTERNATIVES {
-            return Resolved::of(Value::Unknown(Unknown::Other));
-        }
         let mut resolved: Option<Resolved<'a>> = None;
-        for binding in bindings {
+        for binding in bindings.iter().take(MAX_ALTERNATIVES) {
             let value = self.eval_binding(name, binding, scope, at, depth).through(binding.range);
             match &resolved {
                 None => resolved = Some(value),
                 Some(previous) if same_value(&previous.value, &value.value) => {}
                 Some(_) => return Resolved::of(Value::Unknown(Unknown::Other)),
             }
+        }
+        if !self.within_alternatives(true, bindings.get(MAX_ALTERNATIVES).map(|binding| binding.range)) {
+            return Resolved::of(Value::Unknown(Unknown::Other));
         }
         resolved.unwrap_or_else(|| Resolved::of(Value::Unknown(Unknown::Other)))
     }

@@ -6,6 +6,8 @@ use ruff_python_ast::{self as ast, Expr, Stmt};
 use ruff_text_size::{Ranged, TextRange, TextSize};
 use rustc_hash::{FxHashMap, FxHashSet};
 
+use super::recovery::Distrusted;
+
 /// Index of a scope in the model.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct ScopeId(u32);
@@ -137,8 +139,9 @@ pub struct SemanticModel<'a> {
 }
 
 impl<'a> SemanticModel<'a> {
-    /// Builds the model of a parsed module.
-    pub fn build(body: &'a [Stmt]) -> Self {
+    /// Builds the model of a parsed module. The names a `distrusted` statement binds are unknown there,
+    /// and its imports and dict mutations are not recorded.
+    pub fn build(body: &'a [Stmt], distrusted: &Distrusted) -> Self {
         let mut builder = Builder {
             model: SemanticModel {
                 scopes: vec![Scope::new(ScopeKind::Module, None)],
@@ -151,6 +154,8 @@ impl<'a> SemanticModel<'a> {
             scope: ScopeId::MODULE,
             conditional: 0,
             type_checking: 0,
+            distrusted,
+            in_distrusted: 0,
         };
         builder.visit_body(body);
         let mut model = builder.model;
@@ -296,14 +301,17 @@ impl<'a> SemanticModel<'a> {
     }
 }
 
-struct Builder<'a> {
+struct Builder<'a, 'd> {
     model: SemanticModel<'a>,
     scope: ScopeId,
     conditional: u32,
     type_checking: u32,
+    distrusted: &'d Distrusted,
+    /// How many distrusted statements enclose the one visited.
+    in_distrusted: u32,
 }
 
-impl<'a> Builder<'a> {
+impl<'a> Builder<'a, '_> {
     fn push_scope(&mut self, kind: ScopeKind, node: TextRange) -> ScopeId {
         let id = ScopeId(self.model.scopes.len() as u32);
         self.model.scopes.push(Scope::new(kind, Some(self.scope)));
@@ -312,6 +320,7 @@ impl<'a> Builder<'a> {
     }
 
     fn bind(&mut self, name: &'a str, range: TextRange, kind: BindingKind<'a>) {
+        let kind = if self.in_distrusted > 0 { BindingKind::Unknown } else { kind };
         let mut scope = self.scope;
         let mut conditional = self.conditional > 0;
         if self.model.scopes[scope.0 as usize].globals.contains(&name) {
@@ -332,6 +341,9 @@ impl<'a> Builder<'a> {
     }
 
     fn record_import(&mut self, module: String, range: TextRange) {
+        if self.in_distrusted > 0 {
+            return;
+        }
         self.model.imports.push(ImportEvent {
             module,
             range,
@@ -366,15 +378,23 @@ impl<'a> Builder<'a> {
                 if let Expr::Name(name) = subscript.value.as_ref()
                     && let Some(value) = value
                 {
-                    self.model.scopes[self.scope.0 as usize].mutations.entry(name.id.as_str()).or_default().push(
-                        Mutation {
-                            offset: subscript.range.start(),
-                            kind: DictMutation::Set { key: &subscript.slice, value },
-                        },
-                    );
+                    let mutation = Mutation {
+                        offset: subscript.range.start(),
+                        kind: DictMutation::Set { key: &subscript.slice, value },
+                    };
+                    self.mutate(name, mutation);
                 }
             }
             _ => {}
+        }
+    }
+
+    /// Records a mutation of the dict bound to `name`; in a distrusted statement, the name becomes unknown.
+    fn mutate(&mut self, name: &'a ast::ExprName, mutation: Mutation<'a>) {
+        if self.in_distrusted > 0 {
+            self.bind(name.id.as_str(), name.range, BindingKind::Unknown);
+        } else {
+            self.model.scopes[self.scope.0 as usize].mutations.entry(name.id.as_str()).or_default().push(mutation);
         }
     }
 
@@ -404,8 +424,9 @@ fn is_type_checking(test: &Expr) -> bool {
     }
 }
 
-impl<'a> Visitor<'a> for Builder<'a> {
-    fn visit_stmt(&mut self, stmt: &'a Stmt) {
+impl<'a> Builder<'a, '_> {
+    /// What a statement binds, imports and mutates, and the statements nested in it.
+    fn visit_trusted_stmt(&mut self, stmt: &'a Stmt) {
         match stmt {
             Stmt::FunctionDef(function) => {
                 super::visit_function_header(self, function);
@@ -452,7 +473,9 @@ impl<'a> Visitor<'a> for Builder<'a> {
                 for alias in &import.names {
                     if alias.name.as_str() == "*" {
                         self.record_import(module.clone(), alias.range);
-                        self.model.scopes[self.scope.0 as usize].star_imports.push(module.clone());
+                        if self.in_distrusted == 0 {
+                            self.model.scopes[self.scope.0 as usize].star_imports.push(module.clone());
+                        }
                         continue;
                     }
                     // `from . import settings` names `.settings`, `from .conf import N` names `.conf.N`.
@@ -570,11 +593,7 @@ impl<'a> Visitor<'a> for Builder<'a> {
                     && let Expr::Name(name) = attribute.value.as_ref()
                     && matches!(attribute.attr.as_str(), "update" | "setdefault" | "pop" | "clear" | "popitem")
                 {
-                    self.model.scopes[self.scope.0 as usize]
-                        .mutations
-                        .entry(name.id.as_str())
-                        .or_default()
-                        .push(Mutation { offset: call.range().start(), kind: DictMutation::Call(call) });
+                    self.mutate(name, Mutation { offset: call.range().start(), kind: DictMutation::Call(call) });
                 }
                 visitor::walk_stmt(self, stmt);
             }
@@ -590,6 +609,18 @@ impl<'a> Visitor<'a> for Builder<'a> {
                 visitor::walk_stmt(self, stmt);
             }
             _ => visitor::walk_stmt(self, stmt),
+        }
+    }
+}
+
+impl<'a> Visitor<'a> for Builder<'a, '_> {
+    fn visit_stmt(&mut self, stmt: &'a Stmt) {
+        if self.distrusted.contains(stmt) {
+            self.in_distrusted += 1;
+            self.visit_trusted_stmt(stmt);
+            self.in_distrusted -= 1;
+        } else {
+            self.visit_trusted_stmt(stmt);
         }
     }
 
@@ -654,7 +685,7 @@ impl<'a> Visitor<'a> for Builder<'a> {
     }
 }
 
-impl<'a> Builder<'a> {
+impl<'a> Builder<'a, '_> {
     fn visit_comprehension_scope(
         &mut self,
         range: TextRange,

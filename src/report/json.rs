@@ -1,7 +1,8 @@
 //! A JSON array with ruff's schema: `code`, `message`, `filename`, `location`, `end_location`, `url`,
 //! `fix`, `noqa_row` (rows and columns 1-based), so tools that read ruff's JSON read ours. In a notebook,
 //! `cell` is the cell's 1-based position and the rows and columns are within that cell, as ruff emits
-//! them.
+//! them. A finding in a file with syntax errors (on a statement the parser recovered cleanly) also has
+//! `"in_file_with_syntax_errors": true`; the key is absent otherwise.
 
 use serde::Serialize;
 
@@ -65,6 +66,9 @@ pub(super) struct JsonDiagnostic<'a> {
     end_location: JsonLocation,
     filename: &'a str,
     fix: Option<JsonFix<'a>>,
+    /// Only written when true: a file that parses (almost every file) keeps ruff's schema exactly.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    in_file_with_syntax_errors: bool,
     location: JsonLocation,
     message: &'a str,
     noqa_row: usize,
@@ -81,6 +85,7 @@ impl<'a> JsonDiagnostic<'a> {
             end_location: diagnostic.shown_end().into(),
             filename: diagnostic.file.display_name(),
             fix: diagnostic.finding.fix.as_ref().map(|fix| JsonFix::new(diagnostic, fix)),
+            in_file_with_syntax_errors: diagnostic.finding.in_file_with_syntax_errors,
             location: location.into(),
             message: &diagnostic.finding.message,
             noqa_row: location.row,

@@ -1,6 +1,7 @@
 //! SARIF 2.1.0 in the subset GitHub code scanning reads: one run whose driver lists the whole rule
 //! catalogue (descriptions, the rule page as help, default level), and one result per finding with its
-//! rule, level, message, exact region and a stable fingerprint.
+//! rule, level, message, exact region and a stable fingerprint. A finding in a file with syntax errors
+//! (on a statement the parser recovered cleanly) has `inFileWithSyntaxErrors: true` in its property bag.
 //!
 //! Columns count Unicode code points (`columnKind: unicodeCodePoints`), 1-based, `endColumn` exclusive.
 //! Paths are URIs relative to the repository root (`$GITHUB_WORKSPACE`, else the working directory) under
@@ -110,6 +111,16 @@ struct SarifResult<'a> {
     partial_fingerprints: PartialFingerprints,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     fixes: Vec<SarifFix<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    properties: Option<ResultProperties>,
+}
+
+/// The property bag of a result, written only when it has something to say.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ResultProperties {
+    /// Found in a file with syntax errors, on a statement the parser recovered cleanly.
+    in_file_with_syntax_errors: bool,
 }
 
 /// A fix as SARIF writes it: one artifact change of replacements, with ruff's applicability in the
@@ -353,6 +364,7 @@ fn result<'a>(
         related_locations,
         fixes: fixes(diagnostic, context, root),
         partial_fingerprints: PartialFingerprints { primary_location_line_hash: fingerprint.line_hash() },
+        properties: finding.in_file_with_syntax_errors.then_some(ResultProperties { in_file_with_syntax_errors: true }),
     }
 }
 

@@ -30,6 +30,8 @@ mod k8s_kustomize;
 mod no_panic;
 mod notebooks;
 mod python_fixtures;
+mod python_limits;
+mod python_recovery;
 mod release_versions;
 mod rule_docs;
 mod runtime_cgroup;

@@ -10,7 +10,8 @@
 //! (a name bound differently on two paths is unknown). A summary depends on that module's text alone;
 //! names it imports stay names ([`summary::Export::Alias`]) and are followed when they are looked up, at
 //! most [`MAX_HOPS`] modules deep, so import cycles end and the answers do not depend on the order the
-//! files were checked in.
+//! files were checked in. A lookup that reaches a limit (more hops, a module too large to read or whose
+//! analysis was stopped) returns the [`Cut`], for the importing file to report.
 
 pub mod summary;
 
@@ -20,9 +21,10 @@ use std::sync::{Arc, Mutex, OnceLock};
 use rustc_hash::FxHashMap;
 
 use super::libraries;
+use super::limits::{Cut, Limit};
 use super::resolve::{CapNames, Resolved};
 use crate::confine::Confinement;
-use summary::{Export, ModuleSummary};
+use summary::{Export, ModuleSummary, Unread};
 
 /// How many directories above the importing file an absolute import's top-level package may be found in.
 pub const MAX_ANCESTORS: usize = 4;
@@ -33,7 +35,7 @@ pub const MAX_HOPS: u32 = 8;
 /// The largest module read: constants and params modules are small, and this bounds what one import costs.
 pub const MAX_MODULE_BYTES: u64 = 1 << 20;
 
-type SummaryCell = Arc<OnceLock<Option<Arc<ModuleSummary>>>>;
+type SummaryCell = Arc<OnceLock<Result<Arc<ModuleSummary>, Unread>>>;
 
 /// The modules of one run read so far, shared by every file's check.
 #[derive(Debug)]
@@ -68,10 +70,10 @@ impl ProjectIndex {
     }
 
     /// The summary of the module at `path`, read and summarised on first use.
-    fn summary(&self, path: &Path, caps: &CapNames) -> Option<Arc<ModuleSummary>> {
+    fn summary(&self, path: &Path, caps: &CapNames) -> Result<Arc<ModuleSummary>, Unread> {
         let key = (path.to_path_buf(), caps_key(caps));
         let cell = {
-            let mut summaries = self.summaries.lock().ok()?;
+            let mut summaries = self.summaries.lock().map_err(|_| Unread::Unreadable)?;
             Arc::clone(summaries.entry(key).or_default())
         };
         // Summarising reads no other module, so no thread waits here on a cell that waits on it.
@@ -80,6 +82,11 @@ impl ProjectIndex {
             summary::read(path, display, caps, &self.confinement).map(Arc::new)
         })
         .clone()
+    }
+
+    /// The cut of a lookup that needed the module at `path`, which was not summarised because of `limit`.
+    fn module_cut(&self, path: &Path, limit: Limit) -> Cut {
+        Cut::at_subject(limit, format!("`{}`", crate::discover::display_name(path, &self.cwd)))
     }
 
     /// Finds the module that defines `qualified` as imported from `from`, and the attribute path inside it
@@ -126,26 +133,44 @@ impl ProjectIndex {
         None
     }
 
-    /// Follows `qualified`, imported from `from`, to the export that defines it.
-    fn export(&self, from: &Path, qualified: &str, caps: &CapNames, hops: u32) -> Option<Found> {
-        if hops > MAX_HOPS {
-            return None;
+    /// Follows `qualified`, imported from `from`, to the export that defines it: `Ok(None)` when no module
+    /// of the project defines it (or the imports form a cycle), the [`Cut`] when a limit stopped the
+    /// lookup. `trail` holds the modules and names passed through so far.
+    fn export(
+        &self,
+        from: &Path,
+        qualified: &str,
+        caps: &CapNames,
+        trail: &mut Vec<(PathBuf, String)>,
+    ) -> Result<Option<Found>, Cut> {
+        let Some((path, attributes)) = self.locate(from, qualified) else { return Ok(None) };
+        let step = (path.clone(), attributes.join("."));
+        if trail.contains(&step) {
+            // An import cycle: Python cannot import the name either.
+            return Ok(None);
         }
-        let (path, attributes) = self.locate(from, qualified)?;
-        let summary = self.summary(&path, caps)?;
-        let (first, rest) = attributes.split_first()?;
-        let export = summary.names.get(first)?;
-        match (export, rest) {
+        if trail.len() > MAX_HOPS as usize {
+            return Err(Cut::at_subject(Limit::ModuleHops, format!("`{qualified}`")));
+        }
+        trail.push(step);
+        let summary = match self.summary(&path, caps) {
+            Ok(summary) => summary,
+            Err(Unread::Limit(limit)) => return Err(self.module_cut(&path, limit)),
+            Err(Unread::Unreadable) => return Ok(None),
+        };
+        let Some((first, rest)) = attributes.split_first() else { return Ok(None) };
+        let Some(export) = summary.names.get(first) else { return Ok(None) };
+        Ok(match (export, rest) {
             (Export::Alias(target), _) => {
                 let target = if rest.is_empty() { target.clone() } else { format!("{target}.{}", rest.join(".")) };
-                self.export(&path, &target, caps, hops + 1)
+                return self.export(&path, &target, caps, trail);
             }
             (Export::Class(_), []) | (Export::Value(_), []) => Some(Found { summary, path: vec![first.clone()] }),
             (Export::Class(class), [attribute]) if class.attributes.contains_key(attribute) => {
                 Some(Found { summary, path: vec![first.clone(), attribute.clone()] })
             }
             _ => None,
-        }
+        })
     }
 }
 
@@ -185,40 +210,43 @@ pub struct ProjectContext<'m> {
 }
 
 impl ProjectContext<'_> {
-    /// The value the project gives the imported name `qualified`, with its definition as the binding.
-    pub fn value(&self, qualified: &str, caps: &CapNames) -> Option<Resolved<'static>> {
-        let found = self.index.export(self.file, qualified, caps, 0)?;
-        match found.export()? {
-            Export::Value(value) => Some(value.resolved(&found.summary.file)),
+    /// The value the project gives the imported name `qualified`, with its definition as the binding;
+    /// `Ok(None)` when the project does not define it, the [`Cut`] when a limit stopped the lookup.
+    pub fn value(&self, qualified: &str, caps: &CapNames) -> Result<Option<Resolved<'static>>, Cut> {
+        let Some(found) = self.index.export(self.file, qualified, caps, &mut Vec::new())? else { return Ok(None) };
+        Ok(match found.export() {
+            Some(Export::Value(value)) => Some(value.resolved(&found.summary.file)),
             _ => None,
-        }
+        })
     }
 
     /// The pod operator the imported class `qualified` subclasses, when the project defines it as a
     /// subclass of one (directly or through other classes of the project) without an `__init__` of its own
-    /// that may set resources or environment.
-    pub fn pod_operator(&self, qualified: &str, caps: &CapNames) -> Option<String> {
+    /// that may set resources or environment. The [`Cut`] when the chain of classes passes through more
+    /// than [`MAX_HOPS`] modules.
+    pub fn pod_operator(&self, qualified: &str, caps: &CapNames) -> Result<Option<String>, Cut> {
         let mut from = self.file.to_path_buf();
         let mut current = qualified.to_string();
-        for hops in 0..MAX_HOPS {
-            let found = self.index.export(&from, &current, caps, hops)?;
-            let Some(Export::Class(class)) = found.export() else { return None };
+        let mut trail = Vec::new();
+        while trail.len() <= MAX_HOPS as usize {
+            let Some(found) = self.index.export(&from, &current, caps, &mut trail)? else { return Ok(None) };
+            let Some(Export::Class(class)) = found.export() else { return Ok(None) };
             if class.sets_pod_arguments {
-                return None;
+                return Ok(None);
             }
             let base = class.bases.iter().find_map(|base| {
                 let canonical = libraries::canonical(base).into_owned();
                 libraries::is_pod_operator(&canonical).then_some(canonical)
             });
             if base.is_some() {
-                return base;
+                return Ok(base);
             }
             // A base that is itself a class of the project.
-            let [base] = class.bases.as_slice() else { return None };
+            let [base] = class.bases.as_slice() else { return Ok(None) };
             from = found.summary.path.clone();
             current = base.clone();
         }
-        None
+        Err(Cut::at_subject(Limit::ModuleHops, format!("`{current}`")))
     }
 }
 
@@ -239,7 +267,7 @@ mod tests {
 
     fn value(index: &ProjectIndex, from: &Path, qualified: &str) -> Option<i64> {
         let context = ProjectContext { index, file: from };
-        match context.value(qualified, &CapNames::default())?.value {
+        match context.value(qualified, &CapNames::default()).ok()??.value {
             Value::Int(value) => Some(value),
             _ => None,
         }

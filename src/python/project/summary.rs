@@ -15,15 +15,14 @@ use rustc_hash::FxHashMap;
 use super::MAX_MODULE_BYTES;
 use crate::confine::Confinement;
 use crate::python::budget::Budget;
+use crate::python::limits::{Cut, Limit, MAX_DICT_NESTING};
 use crate::python::prescan;
+use crate::python::recovery::Distrusted;
 use crate::python::resolve::{
     At, CapNames, DictEntry, DictValue, EntryValue, Resolved, Resolver, Site, Unknown, Value, init_sets_pod_arguments,
 };
 use crate::python::semantic::{Binding, BindingKind, ScopeId, SemanticModel};
 use crate::source::SourceFile;
-
-/// How deeply nested dicts are kept (`{"model": {"params": {"n_jobs": -1}}}`).
-const MAX_DICT_NESTING: u32 = 4;
 
 /// How much of a value's source text is kept for messages.
 const MAX_TEXT_CHARS: usize = 60;
@@ -99,6 +98,8 @@ pub enum Owned {
     Capped,
     /// A list of strings.
     Strings(Vec<String>),
+    /// A value the module's resolution stopped following at a limit.
+    Cut(Limit),
     /// A dict.
     Dict {
         /// Its effective entries.
@@ -146,6 +147,7 @@ impl Owned {
             Owned::DataSize { origin } => Value::DataSize { origin: elsewhere(*origin) },
             Owned::Capped => Value::Capped,
             Owned::Strings(strings) => Value::Strings(strings.clone()),
+            Owned::Cut(limit) => Value::Unknown(Unknown::Cut(*limit)),
             Owned::Dict { entries, open, origin } => Value::Dict(Rc::new(DictValue {
                 entries: entries
                     .iter()
@@ -171,30 +173,47 @@ impl Owned {
     }
 }
 
-/// Reads, parses and summarises the module at `path`; `None` when it cannot be read (or is outside the
-/// run's roots), is too large, does not parse, or spends its whole analysis budget.
-pub fn read(path: &Path, display_name: String, caps: &CapNames, confinement: &Confinement) -> Option<ModuleSummary> {
-    let text = confinement.read_to_string(path, &display_name, MAX_MODULE_BYTES).ok()?;
+/// Why a module was not summarised.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unread {
+    /// It cannot be read (or is outside the run's roots), is not UTF-8, or does not parse: its names are
+    /// not the project's to resolve.
+    Unreadable,
+    /// A limit stopped it: too large to read, or its analysis was refused or spent its budget.
+    Limit(Limit),
+}
+
+/// Reads, parses and summarises the module at `path`, never outside the run's roots.
+pub fn read(
+    path: &Path,
+    display_name: String,
+    caps: &CapNames,
+    confinement: &Confinement,
+) -> Result<ModuleSummary, Unread> {
+    let text = confinement.read_to_string(path, &display_name, MAX_MODULE_BYTES).map_err(|refusal| match refusal {
+        crate::confine::Refusal::TooLarge(..) => Unread::Limit(Limit::ModuleSize),
+        _ => Unread::Unreadable,
+    })?;
     let file = Arc::new(SourceFile::new(path.to_path_buf(), display_name, text));
-    let pending = prescan::before_parsing(file.text()).ok()?;
+    let pending = prescan::before_parsing(file.text()).map_err(|_| Unread::Limit(Limit::ModuleBudget))?;
     let names = stacker::maybe_grow(super::super::ANALYSIS_STACK_BYTES, super::super::ANALYSIS_STACK_BYTES, || {
         summarise(file.text(), caps, pending)
     })?;
-    Some(ModuleSummary { path: path.to_path_buf(), file, names })
+    Ok(ModuleSummary { path: path.to_path_buf(), file, names })
 }
 
-fn summarise(text: &str, caps: &CapNames, pending: prescan::Pending) -> Option<FxHashMap<String, Export>> {
+fn summarise(text: &str, caps: &CapNames, pending: prescan::Pending) -> Result<FxHashMap<String, Export>, Unread> {
     let parsed = parse_unchecked_source(text, PySourceType::Python);
-    prescan::after_parsing(text, parsed.tokens(), pending).ok()?;
+    prescan::after_parsing(text, parsed.tokens(), pending).map_err(|_| Unread::Limit(Limit::ModuleBudget))?;
     if !parsed.errors().is_empty() {
-        return None;
+        return Err(Unread::Unreadable);
     }
     let body = &parsed.syntax().body;
-    let model = SemanticModel::build(body);
+    let model = SemanticModel::build(body, &Distrusted::none());
     let budget = Budget::for_source(text.len());
     let resolver = Resolver::new(&model, caps, &budget);
     let names = scope_exports(&resolver, text, ScopeId::MODULE, true);
-    (!budget.is_exhausted()).then_some(names)
+    if budget.is_exhausted() { Err(Unread::Limit(Limit::ModuleBudget)) } else { Ok(names) }
 }
 
 /// The exports of the names `scope` binds: values, aliases of imports, and (at module level) classes.
@@ -217,11 +236,14 @@ fn scope_exports<'a>(
             {
                 None
             }
-            _ => resolver.eval_final(name, scope).and_then(|resolved| {
-                let definition = resolved.binding.as_ref().and_then(Site::here)?;
-                let value = owned(resolver, text, &resolved.value, 0)?;
-                Some(Export::Value(Exported { value, definition }))
-            }),
+            _ => {
+                let (resolved, cut) = resolver.watch(|| resolver.eval_final(name, scope));
+                resolved.and_then(|resolved| {
+                    let definition = resolved.binding.as_ref().and_then(Site::here)?;
+                    let value = owned_or_cut(resolver, text, &resolved.value, cut.as_ref(), 0)?;
+                    Some(Export::Value(Exported { value, definition }))
+                })
+            }
         };
         if let Some(export) = export {
             exports.insert(name.to_string(), export);
@@ -247,6 +269,26 @@ fn class_export<'a>(resolver: &Resolver<'_, 'a>, text: &str, class: &'a ast::Stm
     }))
 }
 
+/// The owned form of a value, or [`Owned::Cut`] when it is unknown (or a dict with unknown parts) because
+/// `cut` stopped its resolution.
+fn owned_or_cut<'a>(
+    resolver: &Resolver<'_, 'a>,
+    text: &str,
+    value: &Value<'a>,
+    cut: Option<&Cut>,
+    nesting: u32,
+) -> Option<Owned> {
+    let incomplete = match value {
+        Value::Unknown(_) => true,
+        Value::Dict(dict) => dict.open,
+        _ => false,
+    };
+    match cut {
+        Some(cut) if incomplete && cut.limit != Limit::Budget => Some(Owned::Cut(cut.limit)),
+        _ => owned(resolver, text, value, nesting),
+    }
+}
+
 /// The owned form of a value; `None` for values that are not known.
 fn owned<'a>(resolver: &Resolver<'_, 'a>, text: &str, value: &Value<'a>, nesting: u32) -> Option<Owned> {
     let here = |site: &Site| site.here().unwrap_or_default();
@@ -263,17 +305,22 @@ fn owned<'a>(resolver: &Resolver<'_, 'a>, text: &str, value: &Value<'a>, nesting
         Value::Dict(dict) if nesting < MAX_DICT_NESTING => Owned::Dict {
             entries: dict
                 .effective_entries()
-                .map(|entry| OwnedEntry {
-                    key: entry.key.clone(),
-                    value: owned(resolver, text, &resolver.eval_entry(entry).value, nesting + 1),
-                    range: entry.range,
-                    text: shortened(entry.value_text(text)),
+                .map(|entry| {
+                    let (resolved, cut) = resolver.watch(|| resolver.eval_entry(entry));
+                    OwnedEntry {
+                        key: entry.key.clone(),
+                        value: owned_or_cut(resolver, text, &resolved.value, cut.as_ref(), nesting + 1),
+                        range: entry.range,
+                        text: shortened(entry.value_text(text)),
+                    }
                 })
                 .collect(),
             open: dict.open,
             origin: dict.origin.as_ref().and_then(Site::here),
         },
-        Value::Dict(_) | Value::Unknown(_) => return None,
+        Value::Dict(_) => Owned::Cut(Limit::DictNesting),
+        Value::Unknown(Unknown::Cut(limit)) => Owned::Cut(*limit),
+        Value::Unknown(_) => return None,
     })
 }
 

@@ -5,11 +5,12 @@
 //! [`crate::python::pod_templates`]).
 
 use ruff_python_ast::{self as ast, Expr};
-use ruff_text_size::Ranged;
+use ruff_text_size::{Ranged, TextRange};
 
 use crate::diagnostic::Finding;
 use crate::python::checker::{Checker, call_argument, kwargs_splats};
 use crate::python::libraries::is_pod_operator;
+use crate::python::limits::{Cut, Limit, MAX_ENV_SOURCE_NESTING};
 use crate::python::resolve::{At, Value};
 use crate::registry::Rule;
 
@@ -36,7 +37,7 @@ fn keyword_text(checker: &Checker<'_, '_>, call: &ast::ExprCall, name: &'static 
 }
 
 fn dict_key_presence<'a>(checker: &Checker<'_, 'a>, expr: &'a Expr, at: At, keys: &[&str]) -> Presence {
-    match checker.resolver.eval(expr, at).value {
+    match checker.eval_at(expr, at).value {
         Value::Dict(dict) => {
             if keys.iter().any(|key| dict.get(key).is_some()) {
                 Presence::Present
@@ -53,10 +54,10 @@ fn dict_key_presence<'a>(checker: &Checker<'_, 'a>, expr: &'a Expr, at: At, keys
 
 /// `container_resources=k8s.V1ResourceRequirements(limits={"cpu": ...})`, or the dict form.
 fn cpu_limit<'a>(checker: &Checker<'_, 'a>, expr: &'a Expr, at: At) -> Presence {
-    let (expr, at) = checker.resolver.definition(expr, at);
+    let (expr, at) = checker.definition(expr, at);
     match expr {
         Expr::Call(call) => {
-            let callee = checker.resolver.qualified_name(&call.func, at);
+            let callee = checker.qualified_name_at(&call.func, at);
             let is_requirements = callee.as_deref().is_some_and(|name| name.ends_with("V1ResourceRequirements"))
                 || checker.text(call.func.range()).ends_with("V1ResourceRequirements");
             if !is_requirements {
@@ -70,7 +71,7 @@ fn cpu_limit<'a>(checker: &Checker<'_, 'a>, expr: &'a Expr, at: At) -> Presence 
                 None => Presence::Absent,
             }
         }
-        Expr::Dict(_) => match checker.resolver.eval(expr, at).value {
+        Expr::Dict(_) => match checker.eval_at(expr, at).value {
             Value::Dict(dict) => match dict.get("limits").or_else(|| dict.get("limit_cpu")) {
                 Some(entry) if entry.key == "limit_cpu" => Presence::Present,
                 Some(entry) => match entry.expr() {
@@ -87,27 +88,34 @@ fn cpu_limit<'a>(checker: &Checker<'_, 'a>, expr: &'a Expr, at: At) -> Presence 
     }
 }
 
-/// Whether one env entry declares `resourceFieldRef: limits.cpu`.
-fn env_entry_has_cpu_ref<'a>(checker: &Checker<'_, 'a>, expr: &'a Expr, at: At, depth: u32) -> Presence {
-    if depth > 6 {
+/// Whether one env entry (the list element at `element`) declares `resourceFieldRef: limits.cpu`.
+fn env_entry_has_cpu_ref<'a>(
+    checker: &Checker<'_, 'a>,
+    expr: &'a Expr,
+    at: At,
+    depth: u32,
+    element: TextRange,
+) -> Presence {
+    if depth > MAX_ENV_SOURCE_NESTING {
+        checker.note_cut(Some(Cut::here(Limit::EnvSourceNesting, expr.range())), true, element);
         return Presence::Unknown;
     }
-    let (expr, at) = checker.resolver.definition(expr, at);
+    let (expr, at) = checker.definition(expr, at);
     match expr {
         Expr::Call(call) => {
             let callee = checker.text(call.func.range());
             let last = callee.rsplit('.').next().unwrap_or(callee);
             match last {
                 "V1EnvVar" => match call_argument(call, "value_from", Some(2)) {
-                    Some(source) => env_entry_has_cpu_ref(checker, source, at, depth + 1),
+                    Some(source) => env_entry_has_cpu_ref(checker, source, at, depth + 1, element),
                     None => Presence::Absent,
                 },
                 "V1EnvVarSource" => match call_argument(call, "resource_field_ref", None) {
-                    Some(selector) => env_entry_has_cpu_ref(checker, selector, at, depth + 1),
+                    Some(selector) => env_entry_has_cpu_ref(checker, selector, at, depth + 1, element),
                     None => Presence::Absent,
                 },
                 "V1ResourceFieldSelector" => {
-                    match call_argument(call, "resource", Some(1)).map(|value| checker.resolver.eval(value, at).value) {
+                    match call_argument(call, "resource", Some(1)).map(|value| checker.eval_at(value, at).value) {
                         Some(Value::Str(resource)) if resource == "limits.cpu" => Presence::Present,
                         Some(Value::Str(_)) | None => Presence::Absent,
                         Some(_) => Presence::Unknown,
@@ -116,18 +124,18 @@ fn env_entry_has_cpu_ref<'a>(checker: &Checker<'_, 'a>, expr: &'a Expr, at: At, 
                 _ => Presence::Unknown,
             }
         }
-        Expr::Dict(_) => match checker.resolver.eval(expr, at).value {
+        Expr::Dict(_) => match checker.eval_at(expr, at).value {
             Value::Dict(dict) => {
                 let next = ["valueFrom", "value_from", "resourceFieldRef", "resource_field_ref"]
                     .iter()
                     .find_map(|key| dict.get(key));
                 if let Some(entry) = next {
                     return match entry.expr() {
-                        Some((expr, at)) => env_entry_has_cpu_ref(checker, expr, at, depth + 1),
+                        Some((expr, at)) => env_entry_has_cpu_ref(checker, expr, at, depth + 1, element),
                         None => Presence::Unknown,
                     };
                 }
-                match dict.get("resource").map(|entry| checker.resolver.eval_entry(entry).value) {
+                match dict.get("resource").map(|entry| checker.eval_entry(entry, expr.range()).value) {
                     Some(Value::Str(resource)) if resource == "limits.cpu" => Presence::Present,
                     _ if dict.open => Presence::Unknown,
                     _ => Presence::Absent,
@@ -142,12 +150,12 @@ fn env_entry_has_cpu_ref<'a>(checker: &Checker<'_, 'a>, expr: &'a Expr, at: At, 
 /// `env_vars=[...]` / `pod_runtime_info_envs=[...]`: a list of `V1EnvVar` or dicts; a `{name: value}` dict
 /// cannot carry a Downward API reference.
 fn env_has_cpu_ref<'a>(checker: &Checker<'_, 'a>, expr: &'a Expr, at: At) -> Presence {
-    let (expr, at) = checker.resolver.definition(expr, at);
+    let (expr, at) = checker.definition(expr, at);
     match expr {
         Expr::List(ast::ExprList { elts, .. }) | Expr::Tuple(ast::ExprTuple { elts, .. }) => {
             let mut result = Presence::Absent;
             for element in elts {
-                match env_entry_has_cpu_ref(checker, element, at, 0) {
+                match env_entry_has_cpu_ref(checker, element, at, 0, element.range()) {
                     Presence::Present => return Presence::Present,
                     Presence::Unknown => result = Presence::Unknown,
                     Presence::Absent => {}
@@ -155,7 +163,7 @@ fn env_has_cpu_ref<'a>(checker: &Checker<'_, 'a>, expr: &'a Expr, at: At) -> Pre
             }
             result
         }
-        Expr::Dict(_) => match checker.resolver.eval(expr, at).value {
+        Expr::Dict(_) => match checker.eval_at(expr, at).value {
             Value::Dict(dict) if !dict.open => Presence::Absent,
             _ => Presence::Unknown,
         },

@@ -23,9 +23,10 @@ enum ThreadCount {
     Unknown,
 }
 
-fn from_dict<'a>(dict: &DictValue<'a>, checker: &Checker<'_, 'a>) -> ThreadCount {
+/// What a params dict used at `used_at` says about the thread count.
+fn from_dict<'a>(dict: &DictValue<'a>, checker: &Checker<'_, 'a>, used_at: TextRange) -> ThreadCount {
     match dict.effective_entries().find(|entry| is_thread_count_keyword(&entry.key)) {
-        Some(entry) => match checker.resolver.eval_entry(entry).value {
+        Some(entry) => match checker.eval_entry(entry, used_at).value {
             // An entry of a dict another module defines is reported at the use, with a label there.
             Value::None if entry.is_imported() => ThreadCount::DefaultNone(None),
             Value::None => ThreadCount::DefaultNone(Some(entry.range)),
@@ -51,7 +52,7 @@ fn from_keywords<'a>(checker: &Checker<'_, 'a>, call: &'a ast::ExprCall, booster
     let params = (booster == Booster::CatBoost).then(|| call_argument(call, "params", None)).flatten();
     for mapping in params.into_iter().chain(kwargs_splats(call)) {
         match checker.eval(mapping).value {
-            Value::Dict(dict) => match from_dict(&dict, checker) {
+            Value::Dict(dict) => match from_dict(&dict, checker, mapping.range()) {
                 ThreadCount::Missing => {}
                 ThreadCount::Unknown => unknown = true,
                 found => return found,
@@ -112,7 +113,7 @@ pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall, callee: 
                             .origin
                             .clone()
                             .filter(|origin| origin.here().is_none_or(|origin| !params.range().contains_range(origin)));
-                        (from_dict(dict, checker), params.range(), origin)
+                        (from_dict(dict, checker, params.range()), params.range(), origin)
                     }
                     _ => (ThreadCount::Unknown, params.range(), None),
                 }

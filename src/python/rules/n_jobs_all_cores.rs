@@ -69,6 +69,7 @@ fn report_unknown(checker: &mut Checker<'_, '_>, range: TextRange, subject: &str
     let provenance = match unknown {
         Unknown::Parameter => "a function parameter: each caller decides",
         Unknown::Other => "another module's value, a call's result, or a name bound differently on two paths",
+        Unknown::Cut(_) => "another module's value that capslint stopped resolving at an analysis limit",
     };
     checker.report(
         Finding::new(
@@ -187,7 +188,7 @@ pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall, callee: 
                 if !is_thread_count_keyword(&entry.key) {
                     continue;
                 }
-                let resolved = checker.resolver.eval_entry(entry);
+                let resolved = checker.eval_entry(entry, dict_expr.range());
                 if let Value::Int(value) = resolved.value
                     && all_cores(value, booster)
                 {
@@ -328,6 +329,9 @@ pub fn class_body<'a>(checker: &mut Checker<'_, 'a>, body: &'a [Stmt]) {
         return;
     }
     for stmt in body {
+        if checker.is_distrusted(stmt) {
+            continue;
+        }
         let (target, value) = match stmt {
             Stmt::Assign(ast::StmtAssign { targets, value, .. }) if targets.len() == 1 => (&targets[0], value.as_ref()),
             Stmt::AnnAssign(ast::StmtAnnAssign { target, value: Some(value), .. }) => (target.as_ref(), value.as_ref()),
