@@ -41,7 +41,8 @@ fn lint_project(files: &[(String, String)]) -> Vec<Diagnostic> {
         contents: None,
         settings: Arc::new(settings(&Overrides::default())),
     };
-    let results = lint::check_each(vec![input], &ProjectIndex::new(dir.path().to_path_buf()));
+    let confinement = Arc::new(capslint::confine::Confinement::new([dir.path().to_path_buf()]));
+    let results = lint::check_each(vec![input], &ProjectIndex::new(dir.path().to_path_buf(), confinement));
     results.into_iter().flat_map(|result| result.diagnostics).collect()
 }
 
