@@ -55,6 +55,9 @@ pub fn check(mut files: Vec<ManifestFile>, mut uses: Vec<TemplateUse>, scanned: 
             rendered.extend(root.views.iter().map(|view| (view.file, view.object)));
             let project = project(&files);
             overlay_reported.par_extend(root.views.par_iter().flat_map_iter(|view| check_overlay(&project, view)));
+            // Overlays that agree on a finding make one: merged as they come, what is kept follows the
+            // distinct findings, not the number of overlays.
+            overlay_reported = merge_duplicates(overlay_reported);
         }
         let (extra, diagnostics) = plan.finish();
         outcome.extra_files += extra;
