@@ -2,7 +2,8 @@
 //! of nodes (each a few hundred bytes), so a large data set (records, a lock file, a feature table) would
 //! take tens of times its size in memory. One pass over the bytes counts the separators that every node
 //! needs one of (`:`, `,`, `-` and line breaks in YAML; `=`, `,`, `[` and `{` in TOML): when even that
-//! estimate stays within the document budget ([`crate::yaml::node_budget`]), the text is parsed as usual;
+//! estimate stays within the budget of a document ([`crate::yaml::node_budget`], and [`toml_budget`] for
+//! TOML, whose values take less memory), the text is parsed as usual;
 //! otherwise it is a data file. Model configurations are small (a few hundred nodes), so nothing that
 //! CAP109 reads is lost: a data file that may hold a thread-count key gets CAP003 (not analysed) instead,
 //! and one that cannot is skipped silently.
@@ -15,6 +16,13 @@ use crate::yaml::node_budget;
 
 /// A text shorter than this is never a data file: it cannot hold more nodes than the smallest budget.
 const SMALLEST_BUDGET_BYTES: usize = 200_000;
+
+/// How many values a TOML file may have: 250,000, plus one per 100 bytes. `toml`'s tree takes up to
+/// about 240 bytes a value (measured), less than YAML's, so its tree stays within 60 MB plus 2.4 times
+/// the text.
+fn toml_budget(len: usize) -> usize {
+    250_000 + len / 100
+}
 
 /// The bytes that separate YAML nodes.
 const YAML_SEPARATORS: &[u8] = b":,-\n";
@@ -38,20 +46,24 @@ pub fn yaml_is_data(text: &str) -> bool {
 
 /// Whether a TOML text is a data file by its size (a TOML file is one document).
 pub fn toml_is_data(text: &str) -> bool {
-    text.len() > SMALLEST_BUDGET_BYTES && estimated_nodes(text, TOML_SEPARATORS) > node_budget(text.len())
+    text.len() > SMALLEST_BUDGET_BYTES && estimated_nodes(text, TOML_SEPARATORS) > toml_budget(text.len())
 }
 
-/// CAP003 for a data file that was not analysed as a configuration although it may hold a thread-count key.
-pub fn not_analysed(text: &str) -> Finding {
-    let estimated = estimated_nodes(text, YAML_SEPARATORS).max(estimated_nodes(text, TOML_SEPARATORS));
+/// CAP003 for a data file that was not analysed as a configuration although it may hold a thread-count key;
+/// `toml` tells which format's estimate and budget apply.
+pub fn not_analysed(text: &str, toml: bool) -> Finding {
+    let (estimated, budget) = if toml {
+        (estimated_nodes(text, TOML_SEPARATORS), toml_budget(text.len()))
+    } else {
+        (estimated_nodes(text, YAML_SEPARATORS), node_budget(text.len()))
+    };
     Finding::new(
         Rule::AnalysisBudgetExceeded,
         TextRange::empty(TextSize::from(0)),
         format!(
-            "data file not analysed as a model configuration: about {estimated} values in {} KiB, above the {} a \
+            "data file not analysed as a model configuration: about {estimated} values in {} KiB, above the {budget} a \
              configuration may have (CAP109 is not checked here)",
             text.len() >> 10,
-            node_budget(text.len())
         ),
     )
     .label("not analysed")

@@ -31,7 +31,12 @@ use crate::source::SourceFile;
 use crate::suppress::yaml::Directive;
 use crate::yaml::Node;
 
-pub use data_file::{not_analysed as data_file_not_analysed, yaml_is_data};
+pub use data_file::yaml_is_data;
+
+/// CAP003 for a YAML data file that may hold a thread-count key (see [`yaml_is_data`]).
+pub fn data_file_not_analysed(text: &str) -> Finding {
+    data_file::not_analysed(text, false)
+}
 pub use prefilter::may_have_findings;
 
 /// TOML files that configure tools, not models: capslint's own configuration and `pyproject.toml`
@@ -75,7 +80,7 @@ pub fn check_toml(file: &SourceFile, rules: RuleSet, settings: &Settings) -> Vec
     // A data file (a lock file, a table of values) builds no tree: see `data_file`.
     if data_file::toml_is_data(text) {
         return if rules.contains(Rule::AnalysisBudgetExceeded) {
-            vec![data_file::not_analysed(text)]
+            vec![data_file::not_analysed(text, true)]
         } else {
             Vec::new()
         };

@@ -21,13 +21,14 @@ use repair::{MAX_REPAIRS, MAX_REPARSED_BYTES, Repairs};
 /// How many nodes alias expansion may produce in one file, over all its documents.
 pub const ALIAS_BUDGET: usize = 100_000;
 
-/// How many nodes one document of a text of `len` bytes may have: 200,000, plus one per 100 bytes of the
-/// text. saphyr's tree takes up to about 250 bytes a node (a mapping entry with its key, spans and hash
-/// slot), so a document's tree stays within 50 MB plus two and a half times the text, whatever its shape;
-/// a larger document is not analysed (the loader stops building it at the budget). Real manifests and
-/// model configurations have a few thousand nodes a document; a large CRD a hundred thousand.
+/// How many nodes one document of a text of `len` bytes may have: 200,000, plus one per 200 bytes of the
+/// text. saphyr's tree takes up to about 350 bytes a node (measured: a node with its spans, a scalar's
+/// string, a mapping's hash slot, and the growth of the collections), so a document's tree stays within
+/// 70 MB plus 1.75 times the text, whatever its shape; a larger document is not analysed (the loader stops
+/// building it at the budget). Real manifests and model configurations have a few thousand nodes a
+/// document; a large CRD some tens of thousands; a workload with 20,000 variables 140,000.
 pub fn node_budget(len: usize) -> usize {
-    200_000 + len / 100
+    200_000 + len / 200
 }
 
 /// Why a text could not be loaded, and where.
