@@ -5,13 +5,14 @@
 //! the `capslint runtime` and `capslint exec` tests need (fixture trees, the test interpreter, real CPU
 //! cgroups). The distribution's tests share [`tools`] (pinned tools from PyPI, and how their tests skip),
 //! [`wheel`] (the wheel, built once), [`elf`] (the glibc versions a binary needs) and [`repository`]
-//! (git, and the working tree as a repository to clone). All are re-exported here, so a test needs one
-//! `use crate::support::*;`.
+//! (git, and the working tree as a repository to clone); [`rusage`] measures a child's peak memory. All
+//! are re-exported here, so a test needs one `use crate::support::*;`.
 
 mod elf;
 mod lint;
 mod repository;
 mod runtime;
+mod rusage;
 mod tools;
 mod wheel;
 
@@ -19,6 +20,7 @@ pub use elf::*;
 pub use lint::*;
 pub use repository::*;
 pub use runtime::*;
+pub use rusage::*;
 pub use tools::*;
 pub use wheel::*;
 
