@@ -14,6 +14,8 @@
 //!   overlay or a patch made the object. Messages name objects as their base writes them.
 //! - **Patches** are never checked as objects of their own once an overlay that applies them is rendered;
 //!   a patch file whose kustomization is not rendered keeps the partial check of [`patch_files`].
+//! - **Cost.** [`Plan`] renders each base once per run, whatever its fan-in, and the overlays one at a
+//!   time: memory holds the shared bases and one overlay's views, time follows each overlay's output.
 //! - **What is not evaluated.** A kustomization with remote resources, Helm charts, transformer plugins,
 //!   `replacements` into containers, a selector capslint cannot read, a patch that misses its target, a
 //!   cycle, or past the render budget is not rendered: a note says why, and its files are checked as
