@@ -376,6 +376,17 @@ mod tests {
     use crate::settings::Overrides;
 
     #[test]
+    fn contained_work_returns_its_value_or_the_panic_message() {
+        assert_eq!(contained(|| 7), Ok(7));
+        assert_eq!(
+            contained(|| -> u8 { panic!("byte index 9 is out of bounds") }),
+            Err("byte index 9 is out of bounds".into())
+        );
+        let owned = String::from("owned message");
+        assert_eq!(contained(|| -> u8 { std::panic::panic_any(owned) }), Err("owned message".into()));
+    }
+
+    #[test]
     fn a_panic_in_one_file_becomes_its_diagnostic() {
         let settings = Settings::resolve(None, &Overrides::default(), Path::new(".")).unwrap();
         let result =

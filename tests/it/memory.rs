@@ -12,10 +12,12 @@ fn bound_kib(largest: usize) -> u64 {
     (4 * largest as u64 + (100 << 20)) >> 10
 }
 
-/// Runs `capslint check --isolated --output-format json` on `target` in `dir`: its findings as
-/// `(file, code)`, its exit code and its peak RSS in KiB; `None` (the test is skipped) when nothing can
-/// measure it.
-fn check_measured(dir: &Path, target: &str) -> Option<(Vec<(String, String)>, i32, u64)> {
+/// What one measured run reported: its findings as `(file, code)`, its exit code, its peak RSS in KiB.
+type Measured = (Vec<(String, String)>, i32, u64);
+
+/// Runs `capslint check --isolated --output-format json` on `target` in `dir`; `None` (the test is
+/// skipped) when nothing can measure it.
+fn check_measured(dir: &Path, target: &str) -> Option<Measured> {
     let args = ["check", "--isolated", "--output-format", "json", target];
     let (output, rss) = match run_measured(binary(), &args, dir) {
         Ok(measured) => measured,
