@@ -128,6 +128,7 @@ pub fn combine(results: Vec<FileResult>, scanned: &[k8s::ScannedYaml]) -> RunRes
             }
         };
         run.diagnostics.extend(outcome.diagnostics);
+        run.errors.extend(outcome.errors);
         run.notices.extend(outcome.notices);
         run.files_checked += outcome.extra_files;
     }
@@ -136,6 +137,12 @@ pub fn combine(results: Vec<FileResult>, scanned: &[k8s::ScannedYaml]) -> RunRes
     run.notices.sort();
     run.notices.dedup();
     run
+}
+
+/// Runs `work`, turning a panic into its message: how the cross-file phase keeps an internal error in one
+/// render or one object to that render or object.
+pub(crate) fn contained<T>(work: impl FnOnce() -> T) -> Result<T, String> {
+    catch_unwind(AssertUnwindSafe(work)).map_err(|panic| panic_reason(&*panic))
 }
 
 fn panic_reason(panic: &(dyn std::any::Any + Send)) -> String {
@@ -367,6 +374,17 @@ fn check_python(
 mod tests {
     use super::*;
     use crate::settings::Overrides;
+
+    #[test]
+    fn contained_work_returns_its_value_or_the_panic_message() {
+        assert_eq!(contained(|| 7), Ok(7));
+        assert_eq!(
+            contained(|| -> u8 { panic!("byte index 9 is out of bounds") }),
+            Err("byte index 9 is out of bounds".into())
+        );
+        let owned = String::from("owned message");
+        assert_eq!(contained(|| -> u8 { std::panic::panic_any(owned) }), Err("owned message".into()));
+    }
 
     #[test]
     fn a_panic_in_one_file_becomes_its_diagnostic() {

@@ -85,7 +85,7 @@ fn object(node: Node<'_>, api_version: &str, kind: &str, text: &str) -> Object {
 fn ignore_codes(annotation: Node<'_>, text: &str) -> Vec<IgnoreCode> {
     let Some(value) = annotation.as_str() else { return Vec::new() };
     let range = annotation.range();
-    let raw = &text[range];
+    let raw = text.get(range.to_std_range()).unwrap_or_default();
     let mut search_from = 0;
     let mut codes = Vec::new();
     for code in

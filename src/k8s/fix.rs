@@ -100,13 +100,6 @@ fn adr_block_in(context: &ContainerContext<'_>, text: &str, target: &Container) 
     })
 }
 
-/// The objects of a manifest `text` as written, for [`relocate`] (`None` when it does not load).
-pub fn objects_as_written(text: &str) -> Option<Vec<super::model::Object>> {
-    let mut objects = Vec::new();
-    crate::yaml::for_each_document(text, |document| super::build::objects(document, text, &mut objects)).ok()?;
-    Some(objects)
-}
-
 /// The fix of `rule` for a rendered kustomize overlay's container, made again for the file its finding
 /// was placed in (`text`, whose objects are `objects`, at `placed`): in the container whose `name` is at
 /// `placed` (the base's), the `env` block or the limit from the request; elsewhere, the `OMP_WAIT_POLICY`
@@ -174,10 +167,10 @@ fn limit_edit(text: &str, layout: &ContainerLayout, value: &str) -> Option<Edit>
         (None, Some(resources)) => {
             let first = usize::from(resources.first_key?);
             let line_start = line_start(text, first);
-            if !text[line_start..first].chars().all(|character| character == ' ') {
+            let indent = text.get(line_start..first)?;
+            if !indent.chars().all(|character| character == ' ') {
                 return None;
             }
-            let indent = &text[line_start..first];
             let newline = line_ending(text);
             Edit::insertion(
                 format!("{indent}limits:{newline}{indent}  cpu: {value}{newline}"),
@@ -194,13 +187,13 @@ fn limit_edit(text: &str, layout: &ContainerLayout, value: &str) -> Option<Edit>
 fn add_key(text: &str, mapping: super::model::MappingLayout, entry: &str) -> Option<Edit> {
     let start = usize::from(mapping.start);
     if text.get(start..)?.starts_with('{') {
-        let empty = text[start + 1..].trim_start().starts_with('}');
+        let empty = text.get(start + 1..)?.trim_start().starts_with('}');
         let content = if empty { entry.to_string() } else { format!("{entry}, ") };
         return Some(Edit::insertion(content, mapping.start + TextSize::from(1)));
     }
     let first = usize::from(mapping.first_key?);
     let line_start = line_start(text, first);
-    let indent = &text[line_start..first];
+    let indent = text.get(line_start..first)?;
     if !indent.chars().all(|character| character == ' ') {
         return None;
     }
@@ -218,7 +211,7 @@ pub fn wait_policy(text: &str, value: TextRange) -> Option<Fix> {
             None if written.starts_with(['"', '\'']) => return None,
             None => value,
         };
-        (!text[inner].contains(['\n', '\\'])).then(|| Edit::replacement("passive", inner))
+        (!text.get(inner.to_std_range())?.contains(['\n', '\\'])).then(|| Edit::replacement("passive", inner))
     };
     Some(match edit() {
         Some(edit) => Fix::safe(MESSAGE, vec![edit]),

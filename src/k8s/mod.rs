@@ -87,7 +87,9 @@ pub fn looks_like_manifest(text: &str) -> bool {
 
 /// Parses one YAML file into its model. Documents that are not Kubernetes objects (CI workflows, compose
 /// files, configuration) are only checked as model configurations (CAP109); a file that does not parse
-/// produces CAP001 when it looks like a manifest; a Helm chart template produces a notice.
+/// produces CAP001 when it looks like a manifest; a document too large to analyse (past
+/// [`crate::yaml::node_budget`]), or a data file, produces CAP003 when it may hold a finding; a Helm chart
+/// template produces a notice.
 pub fn parse(file: Arc<SourceFile>, settings: Arc<Settings>, rules: RuleSet) -> Parsed {
     let mut parsed = Parsed::default();
     let wanted = rules.iter().any(|rule| rule.family() == Family::Manifest)
@@ -105,6 +107,14 @@ pub fn parse(file: Arc<SourceFile>, settings: Arc<Settings>, rules: RuleSet) -> 
     if settings.prefilter && !may_contain_objects(text) && !configs.is_active() {
         return parsed;
     }
+    // A data file (more values than a document may have, and no manifest) builds no tree: CAP003 when it
+    // may hold a thread-count key, nothing otherwise.
+    if crate::model_config::yaml_is_data(text) && !looks_like_manifest(text) {
+        if configs.is_active() && rules.contains(Rule::AnalysisBudgetExceeded) {
+            parsed.findings.push(crate::model_config::data_file_not_analysed(text));
+        }
+        return parsed;
+    }
     let mut objects = Vec::new();
     let mut directives = DirectiveScan::new(text);
     let loaded = yaml::for_each_document(text, |document| {
@@ -113,6 +123,16 @@ pub fn parse(file: Arc<SourceFile>, settings: Arc<Settings>, rules: RuleSet) -> 
         directives.document(document);
     });
     if let Err(error) = loaded {
+        if error.too_large {
+            if (configs.is_active() || looks_like_manifest(text)) && rules.contains(Rule::AnalysisBudgetExceeded) {
+                parsed.findings.push(
+                    Finding::new(Rule::AnalysisBudgetExceeded, TextRange::empty(error.offset), error.message)
+                        .label("too large to analyse")
+                        .help("split the document, or exclude the file if it is generated data (`extend-exclude`)"),
+                );
+            }
+            return parsed;
+        }
         if rules.contains(Rule::SyntaxError) && looks_like_manifest(text) {
             parsed.findings.push(
                 Finding::new(Rule::SyntaxError, TextRange::empty(error.offset), error.message)

@@ -16,8 +16,10 @@ use super::env::Env;
 use super::kustomize::{self, KustomizeView, ScannedYaml};
 use super::model::Object;
 use super::rules::{self, Checker, ContainerContext, CpuLimit, Merged, Project, Reported};
-use crate::diagnostic::Diagnostic;
+use crate::diagnostic::{Diagnostic, Finding};
+use crate::lint::contained;
 use crate::pod_template::TemplateUse;
+use crate::registry::Rule;
 use crate::source::SourceFile;
 use crate::suppress::{self, ManifestSuppressions, Scope};
 
@@ -30,6 +32,8 @@ pub struct Outcome {
     pub notices: Vec<String>,
     /// Manifests that were read only because a DAG names them.
     pub extra_files: usize,
+    /// Internal errors that no single file or object can carry.
+    pub errors: Vec<String>,
 }
 
 /// Runs the manifest rules over every parsed file and the Airflow operators that use them as templates.
@@ -38,31 +42,45 @@ pub fn check(mut files: Vec<ManifestFile>, mut uses: Vec<TemplateUse>, scanned: 
     let mut outcome = Outcome::default();
     mark_patches_partial(&mut files);
     let views = resolve_templates(&mut files, &mut uses, &mut outcome);
-    let kustomized = kustomize::resolve(&mut files, scanned, &mut outcome.notices);
-    outcome.extra_files += kustomized.extra_files;
 
-    let mut config_maps = ConfigMapIndex::default();
-    for (file_index, file) in files.iter().enumerate() {
-        for (object_index, object) in file.objects.iter().enumerate() {
-            if let Some(data) = &object.config_map {
-                config_maps.insert(ConfigMapRef { file: file_index, object: object_index, data });
-            }
+    // Kustomize overlays, one root at a time: a root's views are checked and dropped before the next root is
+    // rendered, so memory holds one overlay's objects, not every overlay's.
+    let mut overlay_reported: Vec<Reported> = Vec::new();
+    let mut rendered: FxHashSet<(usize, usize)> = FxHashSet::default();
+    let mut fragments: FxHashSet<(usize, usize)> = FxHashSet::default();
+    if let Some(mut plan) = kustomize::Plan::new(&files, scanned, &mut outcome.notices) {
+        for root in 0..plan.root_count() {
+            let root = plan.render_root(root, &mut files);
+            fragments.extend(root.fragments);
+            rendered.extend(root.views.iter().map(|view| (view.file, view.object)));
+            let project = project(&files);
+            overlay_reported.par_extend(root.views.par_iter().flat_map_iter(|view| check_overlay(&project, view)));
+            // Overlays that agree on a finding make one: merged as they come, what is kept follows the
+            // distinct findings, not the number of overlays.
+            overlay_reported = merge_duplicates(overlay_reported);
         }
+        let (extra, diagnostics) = plan.finish();
+        outcome.extra_files += extra;
+        outcome.diagnostics.extend(diagnostics);
     }
-    let project = Project { files: &files, config_maps };
+    rendered.extend(fragments.iter().copied());
+    let project = project(&files);
 
     let mut views_by_object: FxHashMap<(usize, usize), Vec<&View>> = FxHashMap::default();
     for view in &views {
         views_by_object.entry((view.file, view.object)).or_default().push(view);
     }
     let mut excluded: FxHashSet<(usize, usize)> = views_by_object.keys().copied().collect();
-    excluded.extend(kustomized.fragments.iter().copied());
+    excluded.extend(fragments.iter().copied());
     let mut reported: Vec<Reported> = (0..files.len())
         .into_par_iter()
-        .flat_map_iter(|index| check_file(&project, index, &views_by_object, &kustomized.excluded))
+        .flat_map_iter(|index| check_file(&project, index, &views_by_object, &rendered))
         .collect();
-    reported.par_extend(kustomized.views.par_iter().flat_map_iter(|view| check_overlay(&project, view)));
-    reported.extend(rules::gpu_vram_overcommit::check(&project, &excluded));
+    reported.append(&mut overlay_reported);
+    match contained(|| rules::gpu_vram_overcommit::check(&project, &excluded)) {
+        Ok(found) => reported.extend(found),
+        Err(panic) => outcome.errors.push(format!("internal error while summing VRAM budgets: {panic}")),
+    }
 
     let suppressions: Vec<ManifestSuppressions<'_>> = files
         .iter()
@@ -82,18 +100,28 @@ pub fn check(mut files: Vec<ManifestFile>, mut uses: Vec<TemplateUse>, scanned: 
         })
         .collect();
     let findings = suppress::apply(Scope::Manifests { files: &suppressions, reported: merge_duplicates(reported) });
-    outcome.diagnostics = findings
-        .into_iter()
-        .map(|(file, finding)| {
-            let manifest = &files[file];
-            Diagnostic {
-                severity: manifest.settings.severity(finding.rule),
-                finding: finding.naming_related_places(),
-                file: Arc::clone(&manifest.file),
-            }
-        })
-        .collect();
+    outcome.diagnostics.extend(findings.into_iter().map(|(file, finding)| {
+        let manifest = &files[file];
+        Diagnostic {
+            severity: manifest.settings.severity(finding.rule),
+            finding: finding.naming_related_places(),
+            file: Arc::clone(&manifest.file),
+        }
+    }));
     outcome
+}
+
+/// The project of `files`: them and the index of their ConfigMaps.
+fn project(files: &[ManifestFile]) -> Project<'_> {
+    let mut config_maps = ConfigMapIndex::default();
+    for (file_index, file) in files.iter().enumerate() {
+        for (object_index, object) in file.objects.iter().enumerate() {
+            if let Some(data) = &object.config_map {
+                config_maps.insert(ConfigMapRef { file: file_index, object: object_index, data });
+            }
+        }
+    }
+    Project { files, config_maps }
 }
 
 /// The containers of kustomize patch files are fragments ([`super::kustomize::patch_files`]): checked as
@@ -186,32 +214,57 @@ fn check_file(
     let file = &project.files[file_index];
     let mut reported = Vec::new();
     for (object_index, object) in file.objects.iter().enumerate() {
-        match views.get(&(file_index, object_index)) {
-            Some(views) => {
-                for view in views {
-                    let mut checker = Checker::new(file.rules, file.settings.strict, Some(&view.merged));
-                    check_object(&mut checker, project, file_index, object_index, &view.merged_object);
-                    reported.extend(checker.into_reported());
+        let checked = contained(|| {
+            let mut found = Vec::new();
+            match views.get(&(file_index, object_index)) {
+                Some(views) => {
+                    for view in views {
+                        let mut checker = Checker::new(file.rules, file.settings.strict, Some(&view.merged));
+                        check_object(&mut checker, project, file_index, object_index, &view.merged_object);
+                        found.extend(checker.into_reported());
+                    }
+                }
+                None if rendered.contains(&(file_index, object_index)) => {}
+                None => {
+                    let mut checker = Checker::new(file.rules, file.settings.strict, None);
+                    check_object(&mut checker, project, file_index, object_index, object);
+                    found.extend(checker.into_reported());
                 }
             }
-            None if rendered.contains(&(file_index, object_index)) => {}
-            None => {
-                let mut checker = Checker::new(file.rules, file.settings.strict, None);
-                check_object(&mut checker, project, file_index, object_index, object);
-                reported.extend(checker.into_reported());
-            }
+            found
+        });
+        match checked {
+            Ok(found) => reported.extend(found),
+            Err(panic) => reported.push(internal_error(file_index, object, &object.describe(), &panic)),
         }
     }
     reported
+}
+
+/// CAP001 at an object of `file` whose check panicked: the file's other objects, and every other file, are
+/// still checked.
+fn internal_error(file: usize, object: &Object, what: &str, reason: &str) -> Reported {
+    let finding =
+        Finding::new(Rule::SyntaxError, object.range, format!("internal error while checking {what}: {reason}"))
+            .label("not checked")
+            .help("please report this with the file attached");
+    Reported { file, finding, owners: Vec::new(), lines: Vec::new() }
 }
 
 /// Runs the per-container rules over one object of a kustomize overlay, placing what they report in the
 /// files that wrote each value.
 fn check_overlay(project: &Project<'_>, view: &KustomizeView) -> Vec<Reported> {
     let file = &project.files[view.file];
-    let mut checker = Checker::new(file.rules, file.settings.strict, None).placed_by(&view.provenance);
-    check_object(&mut checker, project, view.file, view.object, &view.merged);
-    checker.into_reported()
+    let checked = contained(|| {
+        let mut checker = Checker::new(file.rules, file.settings.strict, None).placed_by(&view.provenance);
+        check_object(&mut checker, project, view.file, view.object, &view.merged);
+        checker.into_reported()
+    });
+    checked.unwrap_or_else(|panic| {
+        let written = &file.objects[view.object];
+        let what = format!("{} as an overlay renders it", written.describe());
+        vec![internal_error(view.file, written, &what, &panic)]
+    })
 }
 
 fn check_object<'p>(

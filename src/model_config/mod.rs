@@ -12,6 +12,7 @@
 
 mod all_cores_in_config;
 mod candidate;
+mod data_file;
 mod path;
 mod prefilter;
 mod walk_json;
@@ -30,6 +31,12 @@ use crate::source::SourceFile;
 use crate::suppress::yaml::Directive;
 use crate::yaml::Node;
 
+pub use data_file::yaml_is_data;
+
+/// CAP003 for a YAML data file that may hold a thread-count key (see [`yaml_is_data`]).
+pub fn data_file_not_analysed(text: &str) -> Finding {
+    data_file::not_analysed(text, false)
+}
 pub use prefilter::may_have_findings;
 
 /// TOML files that configure tools, not models: capslint's own configuration and `pyproject.toml`
@@ -60,8 +67,8 @@ pub fn check_json(file: &SourceFile, rules: RuleSet, settings: &Settings) -> Vec
         return Vec::new();
     }
     let (text, base) = without_bom(file.text());
-    let Ok(candidates) = walk_json::candidates(text, base) else { return Vec::new() };
-    candidates.iter().map(all_cores_in_config::finding).collect()
+    let Ok(found) = walk_json::candidates(text, base) else { return Vec::new() };
+    found.findings(rules)
 }
 
 /// CAP109 in a TOML file, with its `# capslint: ignore[CAP109]` comments; nothing when it does not parse.
@@ -70,9 +77,17 @@ pub fn check_toml(file: &SourceFile, rules: RuleSet, settings: &Settings) -> Vec
         return Vec::new();
     }
     let (text, base) = without_bom(file.text());
+    // A data file (a lock file, a table of values) builds no tree: see `data_file`.
+    if data_file::toml_is_data(text) {
+        return if rules.contains(Rule::AnalysisBudgetExceeded) {
+            vec![data_file::not_analysed(text, true)]
+        } else {
+            Vec::new()
+        };
+    }
     let with_strings = memchr::memmem::find(text.as_bytes(), b"capslint:").is_some();
     let Some(walked) = walk_toml::walk(text, base, with_strings) else { return Vec::new() };
-    let findings = walked.candidates.iter().map(all_cores_in_config::finding).collect();
+    let findings = walked.found.findings(rules);
     let mut directives =
         if with_strings { crate::suppress::config::toml_directives(file.text(), walked.strings) } else { Vec::new() };
     let scope = crate::suppress::Scope::Config { file, rules, findings, directives: &mut directives };
@@ -84,13 +99,13 @@ pub fn check_toml(file: &SourceFile, rules: RuleSet, settings: &Settings) -> Vec
 #[derive(Debug)]
 pub struct YamlScan {
     active: bool,
-    found: Vec<candidate::Candidate>,
+    found: candidate::Found,
 }
 
 impl YamlScan {
     /// A scan of `text`, active when CAP109 is enabled and the prefilter lets the text through.
     pub fn new(text: &str, rules: RuleSet, settings: &Settings) -> Self {
-        YamlScan { active: wanted(text, rules, settings), found: Vec::new() }
+        YamlScan { active: wanted(text, rules, settings), found: candidate::Found::default() }
     }
 
     /// Whether the scan needs the documents.
@@ -116,7 +131,7 @@ impl YamlScan {
         if !self.active {
             return (Vec::new(), directives);
         }
-        let findings = self.found.iter().map(all_cores_in_config::finding).collect();
+        let findings = self.found.findings(rules);
         let mut directives = directives;
         let scope = crate::suppress::Scope::Config { file, rules, findings, directives: &mut directives };
         let findings = crate::suppress::apply(scope).into_iter().map(|(_, finding)| finding).collect();

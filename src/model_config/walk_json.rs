@@ -10,13 +10,14 @@ use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visit
 use serde_json::value::RawValue;
 
 use super::all_cores_in_config::{is_all_cores, is_thread_count_key};
-use super::candidate::{Candidate, Syntax};
+use super::candidate::{Candidate, Found, Syntax};
 use super::path::{self, Segment};
 
-/// The all-cores thread-count keys of a JSON text that starts at byte `base` of its file; an error when
-/// the text is not JSON (or nests deeper than 128 levels).
-pub fn candidates(text: &str, base: TextSize) -> Result<Vec<Candidate>, serde_json::Error> {
-    let mut walk = Walk { text, base, path: Vec::new(), found: Vec::new() };
+/// The all-cores thread-count keys of a JSON text that starts at byte `base` of its file (at most
+/// [`super::candidate::MAX_CANDIDATES`]); an error when the text is not JSON (or nests deeper than 128
+/// levels).
+pub fn candidates(text: &str, base: TextSize) -> Result<Found, serde_json::Error> {
+    let mut walk = Walk { text, base, path: Vec::new(), found: Found::default() };
     let mut deserializer = serde_json::Deserializer::from_str(text);
     Value(&mut walk).deserialize(&mut deserializer)?;
     deserializer.end()?;
@@ -29,7 +30,7 @@ struct Walk<'de> {
     base: TextSize,
     /// The keys and indices from the root to the value being read.
     path: Vec<Segment<'de>>,
-    found: Vec<Candidate>,
+    found: Found,
 }
 
 impl<'de> Walk<'de> {
@@ -62,6 +63,10 @@ impl<'de> Walk<'de> {
     /// Records `key` (written raw at `raw`) with the integer `value`, when it means every core.
     fn integer(&mut self, raw: &str, key: &str, value: i64) {
         if !is_all_cores(key, value) {
+            return;
+        }
+        if self.found.candidates.len() >= super::candidate::MAX_CANDIDATES {
+            self.found.truncated = true;
             return;
         }
         let Some(key_start) = self.offset_of(raw) else { return };
@@ -163,6 +168,7 @@ mod tests {
 
     fn found(text: &str) -> Vec<(String, String)> {
         candidates(text, TextSize::from(0))
+            .map(|found| found.candidates)
             .unwrap()
             .into_iter()
             .map(|candidate| (candidate.path, text[candidate.range].to_string()))
@@ -215,7 +221,7 @@ mod tests {
     #[test]
     fn the_base_offset_is_added() {
         let text = "{\"n_jobs\": -1}";
-        let candidate = candidates(text, TextSize::from(3)).unwrap().remove(0);
+        let candidate = candidates(text, TextSize::from(3)).unwrap().candidates.remove(0);
         assert_eq!(u32::from(candidate.range.start()), 4);
     }
 

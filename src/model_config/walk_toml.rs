@@ -9,14 +9,14 @@ use ruff_text_size::{TextRange, TextSize};
 use toml::de::{DeTable, DeValue};
 
 use super::all_cores_in_config::{is_all_cores, is_thread_count_key};
-use super::candidate::{Candidate, Syntax};
+use super::candidate::{Candidate, Found, Syntax};
 use super::path::{Segment, Tree};
 
 /// What a walk found.
 #[derive(Debug, Default)]
 pub struct Walked {
     /// The all-cores thread-count keys.
-    pub candidates: Vec<Candidate>,
+    pub found: Found,
     /// Where strings and keys are written, when asked for: a `#` there starts no comment.
     pub strings: Vec<TextRange>,
 }
@@ -47,7 +47,7 @@ pub fn walk(text: &str, base: TextSize, with_strings: bool) -> Option<Walked> {
                     DeValue::Integer(integer) if is_thread_count_key(name) => {
                         let Ok(number) = i64::from_str_radix(integer.as_str(), integer.radix()) else { continue };
                         if is_all_cores(name, number) {
-                            walked.candidates.push(Candidate {
+                            walked.found.push(Candidate {
                                 key: name.to_string(),
                                 path: tree.render(at, name),
                                 value: number,
@@ -101,6 +101,7 @@ mod tests {
     fn found(text: &str) -> Vec<(String, String)> {
         walk(text, TextSize::from(0), false)
             .unwrap()
+            .found
             .candidates
             .into_iter()
             .map(|candidate| (candidate.path, text[candidate.range].to_string()))

@@ -7,7 +7,7 @@ use std::borrow::Cow;
 use ruff_text_size::TextRange;
 
 use super::all_cores_in_config::{is_all_cores, is_thread_count_key};
-use super::candidate::{Candidate, Syntax};
+use super::candidate::{Candidate, Found, Syntax};
 use super::path::{Segment, Tree};
 use crate::yaml::{Node, ScalarKind};
 
@@ -18,7 +18,7 @@ pub fn is_kubernetes_object(document: Node<'_>) -> bool {
 }
 
 /// Adds the all-cores thread-count keys of `document` to `found`.
-pub fn candidates(document: Node<'_>, found: &mut Vec<Candidate>) {
+pub fn candidates(document: Node<'_>, found: &mut Found) {
     let mut tree = Tree::default();
     let mut stack = vec![(document, Tree::ROOT)];
     while let Some((node, at)) = stack.pop() {
@@ -68,7 +68,7 @@ mod tests {
     use crate::yaml::for_each_document;
 
     fn found(text: &str) -> Vec<(String, String)> {
-        let mut found = Vec::new();
+        let mut found = Found::default();
         for_each_document(text, |document| {
             if !is_kubernetes_object(document) {
                 candidates(document, &mut found);
@@ -76,7 +76,7 @@ mod tests {
         })
         .unwrap();
         let mut found: Vec<(String, String)> =
-            found.into_iter().map(|candidate| (candidate.path, text[candidate.range].to_string())).collect();
+            found.candidates.into_iter().map(|candidate| (candidate.path, text[candidate.range].to_string())).collect();
         found.sort();
         found
     }

@@ -71,7 +71,7 @@ impl<'f> Excerpt<'f> {
         let mut points: Vec<(usize, usize)> = Vec::with_capacity(ranges.len() * 2);
         let mut spans: Vec<(usize, usize)> = Vec::with_capacity(ranges.len());
         for range in ranges {
-            let (start, end) = (usize::from(range.start()).min(text.len()), usize::from(range.end()).min(text.len()));
+            let (start, end) = (usize::from(file.clamp(range.start())), usize::from(file.clamp(range.end())));
             let first = row_of(start);
             let final_row = if end > start { row_of(end - 1) } else { first };
             spans.push((first.saturating_sub(CONTEXT_LINES).max(first_row), (final_row + CONTEXT_LINES).min(last)));
@@ -104,7 +104,7 @@ impl<'f> Excerpt<'f> {
         excerpt.starts = ranges
             .iter()
             .map(|range| {
-                let start = usize::from(range.start()).min(text.len());
+                let start = usize::from(file.clamp(range.start()));
                 (excerpt.offset(start), start)
             })
             .collect();
@@ -182,8 +182,8 @@ impl<'f> Excerpt<'f> {
 
     /// `range` of the file as a span of the excerpt.
     pub fn span(&self, range: TextRange) -> SourceSpan {
-        let start = self.offset(usize::from(range.start()).min(self.file.text().len()));
-        let end = self.offset(usize::from(range.end()).min(self.file.text().len())).max(start);
+        let start = self.offset(usize::from(self.file.clamp(range.start())));
+        let end = self.offset(usize::from(self.file.clamp(range.end()))).max(start);
         SourceSpan::new(start.into(), end - start)
     }
 

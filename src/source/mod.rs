@@ -88,15 +88,25 @@ impl SourceFile {
         self.line_index.get_or_init(|| LineIndex::from_source_text(&self.text))
     }
 
+    /// `offset` within the text: at most its length, and on a character boundary (moved back to the start
+    /// of the character it falls in), so that no range a report is given can slice the text apart.
+    pub fn clamp(&self, offset: TextSize) -> TextSize {
+        let mut offset = usize::from(offset).min(self.text.len());
+        while !self.text.is_char_boundary(offset) {
+            offset -= 1;
+        }
+        TextSize::from(offset as u32)
+    }
+
     /// The row and column of a byte offset.
     pub fn location(&self, offset: TextSize) -> Location {
-        let line_column = self.line_index().line_column(offset, &self.text);
+        let line_column = self.line_index().line_column(self.clamp(offset), &self.text);
         Location { row: line_column.line.get(), column: line_column.column.get() }
     }
 
     /// The 1-based row of a byte offset.
     pub fn row(&self, offset: TextSize) -> usize {
-        self.line_index().line_index(offset).get()
+        self.line_index().line_index(self.clamp(offset)).get()
     }
 
     /// How many rows the text has (a text that ends with a line break has an empty last row).

@@ -109,7 +109,8 @@ impl DirectiveScan {
         DirectiveScan { found, scalars: Vec::new() }
     }
 
-    /// Notes the scalars of one document (nothing to do when the text has no candidate).
+    /// Notes the scalars of one document that hold a candidate (nothing to do when the text has none): the
+    /// others cannot hide one, and keeping only these bounds what is kept by the candidates, not the file.
     pub fn document(&mut self, document: Node<'_>) {
         if self.found.is_empty() {
             return;
@@ -117,7 +118,12 @@ impl DirectiveScan {
         let mut stack = vec![document];
         while let Some(node) = stack.pop() {
             if node.scalar().is_some() {
-                self.scalars.push(node.range());
+                let range = node.range();
+                // The candidates are in text order: the first at or after the scalar's start is the one to test.
+                let first = self.found.partition_point(|directive| directive.start < range.start());
+                if self.found.get(first).is_some_and(|directive| range.contains(directive.start)) {
+                    self.scalars.push(range);
+                }
                 continue;
             }
             stack.extend(node.items());

@@ -21,6 +21,16 @@ use repair::{MAX_REPAIRS, MAX_REPARSED_BYTES, Repairs};
 /// How many nodes alias expansion may produce in one file, over all its documents.
 pub const ALIAS_BUDGET: usize = 100_000;
 
+/// How many nodes one document of a text of `len` bytes may have: 200,000, plus one per 200 bytes of the
+/// text. saphyr's tree takes up to about 350 bytes a node (measured: a node with its spans, a scalar's
+/// string, a mapping's hash slot, and the growth of the collections), so a document's tree stays within
+/// 70 MB plus 1.75 times the text, whatever its shape; a larger document is not analysed (the loader stops
+/// building it at the budget). Real manifests and model configurations have a few thousand nodes a
+/// document; a large CRD some tens of thousands; a workload with 20,000 variables 140,000.
+pub fn node_budget(len: usize) -> usize {
+    200_000 + len / 200
+}
+
 /// Why a text could not be loaded, and where.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LoadError {
@@ -30,12 +40,15 @@ pub struct LoadError {
     pub message: String,
     /// Whether the guard refused the text (as opposed to a syntax error).
     pub refused: bool,
+    /// Whether a document has more nodes than [`node_budget`] allows: valid YAML, too large to analyse.
+    pub too_large: bool,
 }
 
 /// Screens `text`, then parses it one document at a time: each document's tree is built, handed to
 /// `on_document` and dropped before the next is built, so memory follows the largest document, not the
 /// file. Fails on a syntax error (including a duplicate key, which kubectl and the API server reject
-/// too), on alias expansion past [`ALIAS_BUDGET`] nodes, and on input the guard refuses; documents
+/// too), on alias expansion past [`ALIAS_BUDGET`] nodes, on a document past [`node_budget`] nodes (whose
+/// tree stops growing there), and on input the guard refuses; documents
 /// before the error have been handed over by then, so a caller that fails the file discards them.
 pub fn for_each_document(text: &str, mut on_document: impl FnMut(Node<'_>)) -> Result<(), LoadError> {
     if let Err(refused) = guard::screen(text) {
@@ -43,6 +56,7 @@ pub fn for_each_document(text: &str, mut on_document: impl FnMut(Node<'_>)) -> R
             offset: TextSize::from(refused.offset as u32),
             message: refused.message,
             refused: true,
+            too_large: false,
         });
     }
     // Documents handed over by an attempt that a repair then restarts are not handed over again.
@@ -60,7 +74,7 @@ pub fn for_each_document(text: &str, mut on_document: impl FnMut(Node<'_>)) -> R
         let error = load_error(&context, &failure);
         let first = first_error.get_or_insert(error).clone();
         if let Failure::Syntax(error) = &failure {
-            let offset = context.bytes.byte(error.marker().index(), repaired.len());
+            let offset = context.bytes.byte(&repaired, error.marker().index());
             let mut next = repairs.clone();
             let affordable = (attempt + 2).saturating_mul(repaired.len()) <= MAX_REPARSED_BYTES;
             if attempt < MAX_REPAIRS && affordable && next.add(&repaired, offset, error.info()) {
@@ -79,6 +93,9 @@ fn load(context: &Context<'_>, delivered: &mut usize, on_document: &mut impl FnM
         context,
         loader: YamlLoader::default(),
         aliases: AliasCount::default(),
+        nodes: 0,
+        budget: node_budget(context.text.len()),
+        document_start: 0,
         error: None,
         seen: 0,
         delivered,
@@ -97,8 +114,8 @@ fn load(context: &Context<'_>, delivered: &mut usize, on_document: &mut impl FnM
 
 /// The error of a failed load, at its offset in the text as written.
 fn load_error(context: &Context<'_>, failure: &Failure) -> LoadError {
-    let len = context.text.len();
-    let original = |index: usize| TextSize::from(context.repairs.original(context.bytes.byte(index, len)) as u32);
+    let original =
+        |index: usize| TextSize::from(context.repairs.original(context.bytes.byte(context.text, index)) as u32);
     match failure {
         Failure::Syntax(error) => {
             let info = error.info();
@@ -113,11 +130,21 @@ fn load_error(context: &Context<'_>, failure: &Failure) -> LoadError {
             } else {
                 format!("YAML syntax error: {info}")
             };
-            LoadError { offset: original(error.marker().index()), message, refused: false }
+            LoadError { offset: original(error.marker().index()), message, refused: false, too_large: false }
         }
         Failure::Aliases(offset) => {
-            LoadError { offset: original(*offset), message: alias_bomb_message(), refused: false }
+            LoadError { offset: original(*offset), message: alias_bomb_message(), refused: false, too_large: false }
         }
+        Failure::TooLarge { document, budget } => LoadError {
+            offset: original(*document),
+            message: format!(
+                "a YAML document of more than {budget} nodes ({} bytes of text): too large to analyse within bounded \
+                 memory",
+                context.text.len()
+            ),
+            refused: false,
+            too_large: true,
+        },
     }
 }
 
@@ -131,6 +158,13 @@ enum Failure {
     Syntax(ScanError),
     /// Alias expansion went past the file's budget, at this character index.
     Aliases(usize),
+    /// The document starting at this character index has more than `budget` nodes.
+    TooLarge {
+        /// Where the document starts.
+        document: usize,
+        /// The budget it went past.
+        budget: usize,
+    },
 }
 
 /// Passes parser events to saphyr's loader, one document at a time, and each finished document on.
@@ -138,6 +172,11 @@ struct DocumentFeed<'c, 't, F> {
     context: &'c Context<'t>,
     loader: YamlLoader<'t, MarkedYaml<'t>>,
     aliases: AliasCount,
+    /// Nodes of the current document so far, and how many it may have.
+    nodes: usize,
+    budget: usize,
+    /// Where the current document starts (a character index).
+    document_start: usize,
     error: Option<Failure>,
     /// Documents finished in this attempt.
     seen: usize,
@@ -155,6 +194,18 @@ impl<'t, F: FnMut(Node<'_>)> SpannedEventReceiver<'t> for DocumentFeed<'_, 't, F
             self.error = Some(Failure::Aliases(span.start.index()));
             return;
         }
+        match event {
+            Event::DocumentStart(_) => self.document_start = span.start.index(),
+            Event::Scalar(..) | Event::SequenceStart(..) | Event::MappingStart(..) | Event::Alias(_) => {
+                self.nodes += 1;
+                if self.nodes > self.budget {
+                    // Nothing more is built: the tree stops growing here, and the file is not analysed.
+                    self.error = Some(Failure::TooLarge { document: self.document_start, budget: self.budget });
+                    return;
+                }
+            }
+            _ => {}
+        }
         let document_ends = matches!(event, Event::DocumentEnd);
         self.loader.on_event(event, span);
         if let Some(error) = self.loader.error() {
@@ -171,6 +222,7 @@ impl<'t, F: FnMut(Node<'_>)> SpannedEventReceiver<'t> for DocumentFeed<'_, 't, F
                 }
             }
             self.aliases.end_document();
+            self.nodes = 0;
         }
     }
 }

@@ -27,6 +27,8 @@ mod k8s_cli;
 mod k8s_fixtures;
 mod k8s_hostile;
 mod k8s_kustomize;
+mod k8s_rewritten;
+mod memory;
 mod no_panic;
 mod notebooks;
 mod python_fixtures;

@@ -75,3 +75,46 @@ fn what_pyyaml_reads_capslint_reads() {
         assert_eq!(names, expected, "{}", file.display());
     }
 }
+
+/// Many quoted scalars continued less indented than the line they start on (down to column 0, after an
+/// escaped line break, with a tab first), generated here: capslint reads every one of them, with the value
+/// PyYAML reads, however many the file has.
+#[test]
+fn quoted_scalars_continued_less_indented_read_as_pyyaml_reads_them() {
+    let python = match test_python() {
+        Ok(python) => python,
+        Err(why) => return skip(&why),
+    };
+    let shapes = [
+        "\"double quoted\n  continued less indented\"",
+        "\"double quoted\ncontinued at column 0\"",
+        "'single quoted, it''s\ncontinued at column 0'",
+        "\"an escaped line break\\\n  then a line less indented\"",
+        "\"a continuation line\n\tthat a tab starts\"",
+        "\"several\n lines\n\n  of it\"",
+    ];
+    let mut text = String::from("apiVersion: v1\nkind: Pod\nmetadata:\n  name: quoted\nspec:\n  containers:\n");
+    for index in 0..150 {
+        let value = shapes[index % shapes.len()];
+        text.push_str(&format!(
+            "    - name: c{index}\n      image: python\n      env: [{{name: V, value: {value}}}]\n"
+        ));
+    }
+    let dir = project(&[("quoted.yaml", &text)]);
+    let file = dir.path().join("quoted.yaml");
+    let script = r#"
+import json, sys, yaml
+document = yaml.safe_load(open(sys.argv[1], newline=""))
+print(json.dumps([container["env"][0]["value"] for container in document["spec"]["containers"]]))
+"#;
+    let output = scrubbed(&python).args(["-c", script]).arg(&file).output().expect("python runs");
+    assert!(output.status.success(), "PyYAML refuses the file: {}", String::from_utf8_lossy(&output.stderr));
+    let expected: Vec<String> = serde_json::from_slice(&output.stdout).expect("a JSON list");
+    let read = capslint::k8s::kustomize::summarize(&text);
+    let [pod] = read.as_slice() else { panic!("one pod expected, read {read:?}") };
+    let values: Vec<String> = pod.containers.iter().map(|container| container.env[0].1.clone()).collect();
+    assert_eq!(values, expected);
+    let (names, syntax_error) = containers_read_by_capslint(&file);
+    assert!(!syntax_error);
+    assert_eq!(names.len(), 150);
+}

@@ -25,10 +25,11 @@ impl LineMap {
         let body_start = if raw.starts_with('|') {
             raw.find('\n').map(|newline| start + newline + 1)
         } else {
-            let line_start = file_text[..start].rfind('\n').map_or(0, |newline| newline + 1);
-            let header = file_text[..line_start.saturating_sub(1)].rsplit('\n').next().unwrap_or_default();
-            let header = header.split(" #").next().unwrap_or_default().trim_end();
-            (file_text[line_start..start].trim().is_empty()
+            let before = file_text.get(..start).unwrap_or_default();
+            let line_start = before.rfind('\n').map_or(0, |newline| newline + 1);
+            let header = before.get(..line_start.saturating_sub(1)).unwrap_or_default().rsplit('\n').next();
+            let header = header.unwrap_or_default().split(" #").next().unwrap_or_default().trim_end();
+            (before.get(line_start..).is_some_and(|indent| indent.trim().is_empty())
                 && header.rsplit(' ').next().is_some_and(|last| last.starts_with('|')))
             .then_some(line_start)
         };

@@ -280,6 +280,18 @@ impl Loader {
         self.render_nested(dir, &mut Vec::new())
     }
 
+    /// Drops the cached render of `dir` (a root, once planned or checked), keeping the renders of its bases.
+    pub fn forget(&mut self, dir: &Path) {
+        if let Ok(dir) = self.directory(dir) {
+            self.rendered.remove(&dir);
+        }
+    }
+
+    /// Starts the work budget afresh, for a second pass over renders that the first pass did within it.
+    pub fn restart_budget(&mut self) {
+        self.work = 0;
+    }
+
     fn render_nested(&mut self, dir: &Path, stack: &mut Vec<PathBuf>) -> Result<Arc<Rendered>, String> {
         let dir = self.directory(dir)?;
         if let Some(position) = stack.iter().position(|open| *open == dir) {
@@ -304,6 +316,12 @@ impl Loader {
         let kustomization = self.kustomization(dir)?;
         let mut rendered = Rendered { kustomization: Some(kustomization.source), ..Rendered::default() };
         self.accumulate(&kustomization, &mut rendered, stack, true)?;
+        // A base reached along several paths (a diamond) is listed once: the lists grow with the directories
+        // below, not with the paths to them.
+        rendered.included.sort_unstable();
+        rendered.included.dedup();
+        rendered.patch_files.sort_unstable();
+        rendered.patch_files.dedup();
         Ok(rendered)
     }
 

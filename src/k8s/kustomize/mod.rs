@@ -14,6 +14,8 @@
 //!   overlay or a patch made the object. Messages name objects as their base writes them.
 //! - **Patches** are never checked as objects of their own once an overlay that applies them is rendered;
 //!   a patch file whose kustomization is not rendered keeps the partial check of [`patch_files`].
+//! - **Cost.** [`Plan`] renders each base once per run, whatever its fan-in, and the overlays one at a
+//!   time: memory holds the shared bases and one overlay's views, time follows each overlay's output.
 //! - **What is not evaluated.** A kustomization with remote resources, Helm charts, transformer plugins,
 //!   `replacements` into containers, a selector capslint cannot read, a patch that misses its target, a
 //!   cycle, or past the render budget is not rendered: a note says why, and its files are checked as
@@ -27,25 +29,21 @@ mod json_patch;
 mod load;
 mod merge;
 pub mod patch_files;
+mod plan;
 mod select;
 mod tree;
 mod view;
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use ruff_text_size::{TextRange, TextSize};
-use rustc_hash::{FxHashMap, FxHashSet};
-
 use super::ManifestFile;
 use super::model::{EnvSource, Object};
-use crate::registry::Rule;
 use crate::settings::Settings;
 use crate::source::SourceFile;
 use crate::suppress::yaml::DirectiveScan;
-use load::{Loader, Rendered, Resource};
-use tree::SourceId;
+use load::Loader;
+pub use plan::{Plan, RootViews};
 pub use view::Provenance;
 
 /// A YAML file of the scan, with its settings: kustomizations are looked for in their directories.
@@ -68,187 +66,6 @@ pub struct KustomizeView {
     pub merged: Object,
     /// Where its ranges are written.
     pub provenance: Provenance,
-}
-
-/// What the kustomizations of a scan contribute to the check.
-#[derive(Debug, Default)]
-pub struct Kustomized {
-    /// The rendered objects with containers.
-    pub views: Vec<KustomizeView>,
-    /// `(file, object)` pairs checked through views, never as written.
-    pub excluded: FxHashSet<(usize, usize)>,
-    /// The objects of patch files (fragments, never workloads of their own).
-    pub fragments: FxHashSet<(usize, usize)>,
-    /// Files read for the renders that the scan did not include.
-    pub extra_files: usize,
-}
-
-/// Renders the kustomizations in the directories of `scanned` (and of `files`), adding the files they
-/// read to `files`; notes go to `notices`.
-pub fn resolve(files: &mut Vec<ManifestFile>, scanned: &[ScannedYaml], notices: &mut Vec<String>) -> Kustomized {
-    let mut kustomized = Kustomized::default();
-    let mut dirs: BTreeMap<PathBuf, Arc<Settings>> = BTreeMap::new();
-    let mut scanned_paths: FxHashSet<PathBuf> = FxHashSet::default();
-    let entries = scanned
-        .iter()
-        .map(|entry| (entry.path.as_path(), &entry.settings))
-        .chain(files.iter().map(|file| (file.file.path(), &file.settings)));
-    for (path, settings) in entries {
-        let Ok(canonical) = std::fs::canonicalize(path) else { continue };
-        if let Some(dir) = canonical.parent() {
-            dirs.entry(dir.to_path_buf()).or_insert_with(|| Arc::clone(settings));
-        }
-        scanned_paths.insert(canonical);
-    }
-    let candidates: Vec<(PathBuf, Arc<Settings>)> =
-        dirs.into_iter().filter(|(dir, _)| Loader::kustomization_file(dir).is_some()).collect();
-    if candidates.is_empty() {
-        return kustomized;
-    }
-    let cwd = candidates[0].1.cwd().to_path_buf();
-    let mut loader = Loader::new(cwd, Arc::clone(&candidates[0].1.confinement));
-    let mut sources: FxHashMap<SourceId, usize> = FxHashMap::default();
-    for (index, file) in files.iter().enumerate() {
-        if let Ok(canonical) = std::fs::canonicalize(file.file.path()) {
-            sources.insert(loader.add_known(canonical, Arc::clone(&file.file)), index);
-        }
-    }
-    let mut results: Vec<Candidate> = Vec::new();
-    for (dir, settings) in candidates {
-        if loader.is_component(&dir) {
-            continue;
-        }
-        let result = loader.render(&dir);
-        results.push((dir, settings, result));
-    }
-    let included: FxHashSet<&PathBuf> = results
-        .iter()
-        .filter_map(|(_, _, result)| result.as_ref().ok())
-        .flat_map(|rendered| &rendered.included)
-        .collect();
-    let mut roots = Vec::new();
-    for (dir, settings, result) in &results {
-        if included.contains(dir) {
-            continue;
-        }
-        match result {
-            Ok(rendered) => roots.push((dir.clone(), Arc::clone(settings), Arc::clone(rendered))),
-            Err(reason) => notices.push(format!(
-                "{}: kustomization not rendered: {reason}; its files are checked as written",
-                loader.display(dir)
-            )),
-        }
-    }
-    notices.extend(loader.notes.iter().cloned());
-
-    let mut context = Context { files, loader: &loader, sources, scanned: &scanned_paths, extra: 0 };
-    for (dir, settings, rendered) in &roots {
-        for source in &rendered.patch_files {
-            let Some(file) = context.file(*source, settings) else { continue };
-            for object in 0..context.files[file].objects.len() {
-                kustomized.excluded.insert((file, object));
-                kustomized.fragments.insert((file, object));
-            }
-        }
-        let overlay = loader.display(dir);
-        for resource in &rendered.resources {
-            if let Some(view) = context.view(resource, rendered, dir, &overlay, settings) {
-                kustomized.excluded.insert((view.file, view.object));
-                kustomized.views.push(view);
-            }
-        }
-    }
-    let known = context.sources.clone();
-    kustomized.extra_files = context.extra;
-    let map = view::source_files(loader.file_count(), |source| known.get(&source).copied());
-    for view in &mut kustomized.views {
-        view.provenance.files = Arc::clone(&map);
-    }
-    kustomized
-}
-
-/// A kustomization directory of the scan, its settings and its render.
-type Candidate = (PathBuf, Arc<Settings>, Result<Arc<Rendered>, String>);
-
-/// The scan's files, grown by the files the renders read.
-struct Context<'a> {
-    files: &'a mut Vec<ManifestFile>,
-    loader: &'a Loader,
-    sources: FxHashMap<SourceId, usize>,
-    scanned: &'a FxHashSet<PathBuf>,
-    extra: usize,
-}
-
-impl Context<'_> {
-    /// The scan's index of a source, adding it as a file when it is not one yet.
-    fn file(&mut self, source: SourceId, settings: &Arc<Settings>) -> Option<usize> {
-        if let Some(index) = self.sources.get(&source) {
-            return Some(*index);
-        }
-        let loaded = self.loader.file(source);
-        let in_scan = self.scanned.contains(&loaded.path);
-        let mut rules = settings.rules_for(loaded.file.path());
-        if !in_scan {
-            // A file outside the scan is read, never reported for its own suppressions.
-            rules.remove(Rule::UnusedSuppression);
-            self.extra += 1;
-        }
-        self.files.push(manifest_of(Arc::clone(&loaded.file), Arc::clone(settings), rules));
-        let index = self.files.len() - 1;
-        self.sources.insert(source, index);
-        Some(index)
-    }
-
-    /// The object of `file` whose `kind` is written at `origin`.
-    fn object_at(&mut self, origin: tree::Origin, settings: &Arc<Settings>) -> Option<(usize, usize)> {
-        let file = self.file(origin.source, settings)?;
-        let object = self.files[file].objects.iter().position(|object| object.range == origin.range)?;
-        Some((file, object))
-    }
-
-    /// The view of a rendered object with containers.
-    fn view(
-        &mut self,
-        resource: &Resource,
-        rendered: &Rendered,
-        dir: &Path,
-        overlay: &str,
-        settings: &Arc<Settings>,
-    ) -> Option<KustomizeView> {
-        let emitted = emit::emit(&resource.tree);
-        let mut merged = build_objects(&emitted.text).into_iter().next()?;
-        if merged.pods.is_empty() {
-            return None;
-        }
-        let (file, object) = self.object_at(resource.written, settings)?;
-        let written = &self.files[file].objects[object];
-        merged.name.clone_from(&written.name);
-        merged.namespace.clone_from(&written.namespace);
-        merged.config_map = None;
-        view::shift(&mut merged);
-        let mut used: Vec<SourceId> = emitted.spans.iter().map(|(_, origin)| origin.source).collect();
-        used.sort_unstable();
-        used.dedup();
-        for source in used {
-            self.file(source, settings);
-        }
-        let owners = resource.patches.iter().filter_map(|origin| self.object_at(*origin, settings)).collect();
-        let label = if resource.patched || resource.home.as_path() != dir {
-            let kustomization = rendered.kustomization?;
-            // The `resources` entry that brought the object in, else the kustomization's first line.
-            let first = |text: &str| text.find(|c: char| !c.is_whitespace()).unwrap_or_default();
-            let range = match resource.via.filter(|via| via.source == kustomization) {
-                Some(via) => via.range,
-                None => TextRange::empty(TextSize::from(first(self.loader.file(kustomization).file.text()) as u32)),
-            };
-            Some((self.file(kustomization, settings)?, range, view::overlay_label(overlay)))
-        } else {
-            None
-        };
-        let fallback = (file, self.files[file].objects[object].range);
-        let provenance = Provenance { spans: emitted, files: Arc::new(Vec::new()), fallback, label, owners };
-        Some(KustomizeView { file, object, merged, provenance })
-    }
 }
 
 /// A file read for a render, as a manifest file: its objects (for suppression annotations) and comments.

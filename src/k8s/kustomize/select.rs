@@ -30,6 +30,11 @@ impl Identity {
         }
     }
 
+    /// ``Kind `name` `` with the name its base writes, for messages.
+    pub fn describe(&self) -> String {
+        format!("{} `{}`", self.kind, self.names.first().map_or("", String::as_str).escape_debug())
+    }
+
     fn group_version(&self) -> (&str, &str) {
         self.api_version.rsplit_once('/').unwrap_or(("", &self.api_version))
     }

@@ -95,7 +95,9 @@ impl Provenance {
     }
 }
 
-/// Moves every range of `object`, built from emitted text, into the virtual space.
+/// Moves every range of `object`, built from emitted text, into the virtual space. A container's layout
+/// (where a fix would edit it) is dropped: its offsets are in the emitted text, which no file holds, and a
+/// view's fix is made again for the file that writes the container ([`crate::k8s::fix::relocate`]).
 pub fn shift(object: &mut Object) {
     let by = TextSize::from(VIRTUAL_BASE);
     let shift = |range: &mut TextRange| *range += by;
@@ -108,6 +110,7 @@ pub fn shift(object: &mut Object) {
             shift(&mut resource.value.range);
         }
         for container in pod.containers.iter_mut().chain(pod.init_containers.iter_mut()) {
+            container.layout = None;
             shift(&mut container.anchor);
             let resources = &mut container.resources;
             for resource in resources.limits.iter_mut().chain(resources.requests.iter_mut()) {

@@ -15,7 +15,6 @@ mod thread_cap_exceeds_limit;
 use std::sync::Arc;
 
 use ruff_text_size::TextRange;
-use rustc_hash::FxHashMap;
 
 use super::ManifestFile;
 use super::configmaps::ConfigMapIndex;
@@ -203,14 +202,12 @@ pub struct Checker<'p> {
     merged: Option<&'p Merged>,
     provenance: Option<&'p Provenance>,
     out: Vec<Reported>,
-    /// The objects of the files findings were placed in, as written, read once for their fixes.
-    written: FxHashMap<usize, Option<Vec<Object>>>,
 }
 
 impl<'p> Checker<'p> {
     /// A checker for a file with `rules`; `merged` marks a view through an Airflow operator.
     pub fn new(rules: RuleSet, strict: bool, merged: Option<&'p Merged>) -> Self {
-        Checker { rules, strict, merged, provenance: None, out: Vec::new(), written: FxHashMap::default() }
+        Checker { rules, strict, merged, provenance: None, out: Vec::new() }
     }
 
     /// Marks a view of a kustomize overlay: what is reported is placed where `provenance` says each
@@ -258,13 +255,10 @@ impl<'p> Checker<'p> {
         }
         reported.finding.fix = match (fix, self.provenance.is_some() || self.merged.is_some()) {
             (Some(fix), true) => {
-                let text = context.project.files[reported.file].file.text();
+                // The file's objects are its text as written, parsed once for the whole run.
+                let placed = &context.project.files[reported.file];
                 let relocated = self.provenance.and_then(|_| {
-                    let objects = self
-                        .written
-                        .entry(reported.file)
-                        .or_insert_with(|| crate::k8s::fix::objects_as_written(text))
-                        .as_deref()?;
+                    let (objects, text) = (&placed.objects, placed.file.text());
                     crate::k8s::fix::relocate(context, reported.finding.rule, objects, text, reported.finding.range)
                 });
                 relocated.or_else(|| {

@@ -5,14 +5,15 @@
 //! the `capslint runtime` and `capslint exec` tests need (fixture trees, the test interpreter, real CPU
 //! cgroups), and [`processes`] how they watch what they start (markers, PID namespaces). The distribution's tests share [`tools`] (pinned tools from PyPI, and how their tests skip),
 //! [`wheel`] (the wheel, built once), [`elf`] (the glibc versions a binary needs) and [`repository`]
-//! (git, and the working tree as a repository to clone). All are re-exported here, so a test needs one
-//! `use crate::support::*;`.
+//! (git, and the working tree as a repository to clone); [`rusage`] measures a child's peak memory. All
+//! are re-exported here, so a test needs one `use crate::support::*;`.
 
 mod elf;
 mod lint;
 mod processes;
 mod repository;
 mod runtime;
+mod rusage;
 mod tools;
 mod wheel;
 
@@ -21,6 +22,7 @@ pub use lint::*;
 pub use processes::*;
 pub use repository::*;
 pub use runtime::*;
+pub use rusage::*;
 pub use tools::*;
 pub use wheel::*;
 
