@@ -132,3 +132,17 @@ fn the_summary_names_the_files_with_findings_not_the_files_named() {
     assert_eq!(code, 1);
     assert!(stdout.contains("\nFound 2 findings (2 errors, 0 warnings) in 2 of 3 files checked.\n"), "{stdout}");
 }
+
+#[test]
+fn add_noqa_silences_the_findings_of_a_file_that_does_not_parse_without_breaking_it_further() {
+    let broken = "from joblib import Parallel\n\nParallel(n_jobs=-1)\nprint 'done'\n";
+    let dir = project(&[("legacy.py", broken)]);
+    let (code, _, stderr) = outcome(&check(dir.path()).args(["--add-noqa"]).output().unwrap());
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stderr.contains("Added 1 suppression."), "{stderr}");
+    assert!(!stderr.contains("would break the file") && !stderr.contains("could not be suppressed"), "{stderr}");
+    let text = fs::read_to_string(dir.path().join("legacy.py")).unwrap();
+    assert!(text.contains("Parallel(n_jobs=-1)  # noqa: CAP101\n"), "{text}");
+    let (_, stdout, _) = outcome(&check(dir.path()).args(["--output-format", "concise"]).output().unwrap());
+    assert!(!stdout.contains("CAP101") && stdout.contains("CAP001"), "only the syntax error is left:\n{stdout}");
+}
