@@ -106,7 +106,10 @@ pub fn check_each(inputs: Vec<Input>, project: &ProjectIndex) -> Vec<FileResult>
 
 /// The cross-file phase of [`check_inputs`]: the manifests (and the pod templates that DAGs name)
 /// checked together, kustomizations rendered from the directories of `scanned`, and everything merged
-/// in a deterministic order.
+/// in a deterministic order. An internal error there is contained to the kustomization render or the
+/// object it happens in ([`contained`], a CAP001 finding), or is an error of the run with every finding
+/// kept when no object carries it (the VRAM sums); only one in suppression itself loses the phase's
+/// findings, and is an error of the run.
 pub fn combine(results: Vec<FileResult>, scanned: &[k8s::ScannedYaml]) -> RunResult {
     let mut run = RunResult { files_checked: results.len(), ..RunResult::default() };
     let mut manifests = Vec::new();
