@@ -34,16 +34,25 @@ pub fn write_with(path: &Path, fill: impl FnOnce(&mut File) -> io::Result<()>) -
     }
     let directory = destination.parent().filter(|parent| !parent.as_os_str().is_empty()).unwrap_or(Path::new("."));
     fs::create_dir_all(directory)?;
-    let (temporary, mut file) = create_temporary(directory, &destination)?;
-    let written = (|| {
-        fill(&mut file)?;
+    replace(directory, &destination, |file| {
+        fill(file)?;
         if let Some(metadata) = &existing {
             // The new file keeps the permissions of the one it replaces.
             file.set_permissions(metadata.permissions())?;
         }
+        Ok(())
+    })
+}
+
+/// Replaces `destination` (in `directory`) with a temporary file that `fill` writes, once `fill` succeeded
+/// and the data is on disk; on failure the temporary file is removed and `destination` is untouched.
+fn replace(directory: &Path, destination: &Path, fill: impl FnOnce(&mut File) -> io::Result<()>) -> io::Result<()> {
+    let (temporary, mut file) = create_temporary(directory, destination)?;
+    let written = (|| {
+        fill(&mut file)?;
         file.sync_all()?;
         drop(file);
-        fs::rename(&temporary, &destination)
+        fs::rename(&temporary, destination)
     })();
     if let Err(error) = written {
         let _ = fs::remove_file(&temporary);
@@ -104,29 +113,17 @@ pub fn rewrite(path: &Path, contents: &[u8]) -> io::Result<()> {
         return file.sync_all();
     }
     let directory = path.parent().filter(|parent| !parent.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let (temporary, mut file) = create_temporary(directory, path)?;
-    let written = (|| {
+    replace(directory, path, |file| {
         file.write_all(contents)?;
         // The owner first: a change of owner clears the set-id bits the mode then restores.
-        if let Err(error) = std::os::unix::fs::fchown(&file, Some(metadata.uid()), Some(metadata.gid())) {
+        if let Err(error) = std::os::unix::fs::fchown(&*file, Some(metadata.uid()), Some(metadata.gid())) {
             // An unprivileged user cannot give a file away; it keeps the file only if it is its own.
             if metadata.uid() != unsafe { libc::geteuid() } {
                 return Err(error);
             }
         }
-        file.set_permissions(fs::Permissions::from_mode(metadata.mode() & 0o7777))?;
-        file.sync_all()?;
-        drop(file);
-        fs::rename(&temporary, path)
-    })();
-    if let Err(error) = written {
-        let _ = fs::remove_file(&temporary);
-        return Err(error);
-    }
-    if let Ok(directory) = File::open(directory) {
-        let _ = directory.sync_all();
-    }
-    Ok(())
+        file.set_permissions(fs::Permissions::from_mode(metadata.mode() & 0o7777))
+    })
 }
 
 /// A new file next to `destination`, with a name no other writer uses, readable and writable by its
