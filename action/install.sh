@@ -87,6 +87,10 @@ build_source() {
     return 1
   fi
   echo "Building capslint from $source_path with cargo" >&2
+  # A capslint checkout is a workspace; the binary is its crates/capslint.
+  if [[ -f "$source_path/crates/capslint/Cargo.toml" ]]; then
+    source_path="$source_path/crates/capslint"
+  fi
   cargo install --locked --root "$root" --path "$source_path" >&2 || return 1
   echo "$root/bin"
 }

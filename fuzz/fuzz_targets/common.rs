@@ -4,9 +4,9 @@
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
-use capslint::discover::FileKind;
-use capslint::lint::{Input, check_inputs};
-use capslint::settings::{Overrides, Settings};
+use capslint_workspace::discover::FileKind;
+use capslint_linter::lint::{Input, check_inputs};
+use capslint_workspace::settings::{Overrides, Settings};
 
 fn settings() -> Arc<Settings> {
     static SETTINGS: OnceLock<Arc<Settings>> = OnceLock::new();

@@ -4,7 +4,7 @@
 #[path = "common.rs"]
 mod common;
 
-use capslint::discover::FileKind;
+use capslint_workspace::discover::FileKind;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| common::lint(data, "fuzz.py", FileKind::Python));

@@ -8,7 +8,7 @@
 #[path = "common.rs"]
 mod common;
 
-use capslint::discover::FileKind;
+use capslint_workspace::discover::FileKind;
 use libfuzzer_sys::fuzz_target;
 
 /// One chain of the grammar: its kind and length come from two input bytes.

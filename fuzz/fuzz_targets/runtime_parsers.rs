@@ -6,9 +6,9 @@
 use std::ffi::OsString;
 use std::os::unix::ffi::OsStringExt;
 
-use capslint::runtime::caps::Caps;
-use capslint::runtime::env::Env;
-use capslint::runtime::{cfs, cpuset, exec, limit, procfs};
+use capslint_pod::caps::Caps;
+use capslint_pod::env::Env;
+use capslint_pod::{cfs, cpuset, exec, limit, procfs};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

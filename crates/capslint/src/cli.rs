@@ -1,0 +1,101 @@
+//! The command line: `check`, `rule`, `config`, `runtime`, `exec`, `completion`.
+
+use std::process::ExitCode;
+
+use clap::{CommandFactory, Parser, Subcommand};
+
+use crate::color::ColorChoice;
+use crate::commands::{check, config, rule};
+use capslint_pod as runtime;
+
+/// capslint: stop CPU oversubscription before it reaches a cluster.
+#[derive(Debug, Parser)]
+#[command(name = "capslint", version, about, propagate_version = true)]
+pub struct Cli {
+    /// The subcommand to run.
+    #[command(subcommand)]
+    pub command: Command,
+    /// When to color the output: `auto` colors a terminal unless `NO_COLOR` is set, and anything when
+    /// `FORCE_COLOR` or `CLICOLOR_FORCE` is.
+    #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto, value_name = "WHEN")]
+    pub color: ColorChoice,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Check Python sources and Kubernetes manifests for thread and process pools sized to the node.
+    Check(check::CheckArgs),
+    /// Print a rule's documentation, or list every rule.
+    Rule(rule::RuleArgs),
+    /// Print the configuration that applies to a file or directory, resolved, as TOML.
+    Config(config::ConfigArgs),
+    /// Inside a pod: compare the thread caps and the loaded thread pools with the CPU limit.
+    Runtime(runtime::RuntimeArgs),
+    /// Set every thread cap from the pod's CPU limit, then replace this process with CMD.
+    Exec(runtime::ExecArgs),
+    /// Print a shell completion script (bash, elvish, fish, powershell, zsh) to standard output.
+    Completion(CompletionArgs),
+}
+
+/// Arguments of `capslint completion`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct CompletionArgs {
+    /// The shell to complete in.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+/// Entry point of the binary.
+pub fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(error) => {
+            let code = if error.use_stderr() { 2 } else { 0 };
+            let _ = error.print();
+            return ExitCode::from(code);
+        }
+    };
+    crate::color::set_choice(cli.color);
+    match &cli.command {
+        Command::Check(args) => {
+            // A panic while checking one file becomes that file's diagnostic; do not also print it raw.
+            std::panic::set_hook(Box::new(|_| {}));
+            run_in_pool(|| check::run(args))
+        }
+        Command::Rule(args) => rule::run(args),
+        Command::Config(args) => config::run(args),
+        Command::Runtime(args) => {
+            let mut args = args.clone();
+            args.limit_env = args.limit_env.or_else(configured_limit_env);
+            runtime::run_runtime(&args)
+        }
+        Command::Exec(args) => {
+            let mut args = args.clone();
+            args.limit_env = args.limit_env.or_else(configured_limit_env);
+            runtime::run_exec(&args)
+        }
+        Command::Completion(args) => {
+            clap_complete::generate(args.shell, &mut Cli::command(), "capslint", &mut std::io::stdout());
+            ExitCode::SUCCESS
+        }
+    }
+}
+
+/// `[runtime] limit-env` from the configuration that applies to the working directory, if any. A broken
+/// configuration file must not stop a pod from starting, so errors here mean "not configured".
+fn configured_limit_env() -> Option<String> {
+    let cwd = std::env::current_dir().ok()?;
+    let config = capslint_workspace::config::discover(&cwd).ok()??;
+    config.options.runtime.and_then(|runtime| runtime.limit_env)
+}
+
+/// Runs `work` on a thread pool whose threads have deep stacks, so deeply nested input is parsed and
+/// walked without overflowing.
+fn run_in_pool(work: impl FnOnce() -> ExitCode + Send) -> ExitCode {
+    const STACK_BYTES: usize = 256 * 1024 * 1024;
+    match rayon::ThreadPoolBuilder::new().stack_size(STACK_BYTES).build() {
+        Ok(pool) => pool.install(work),
+        Err(_) => work(),
+    }
+}

@@ -1,0 +1,469 @@
+//! The single AST walk that runs every enabled Python rule, tracking the current scope, the enclosing
+//! joblib contexts (`with parallel_config(...)`, which CAP103's module reads and writes) and the enclosing
+//! function for execution order. It also collects the Airflow operator calls that the manifest rules
+//! check ([`super::pod_templates`]).
+
+use ruff_python_ast::visitor::{self, Visitor};
+use ruff_python_ast::{self as ast, Expr, Stmt};
+use ruff_source_file::LineIndex;
+use ruff_text_size::{Ranged, TextRange, TextSize};
+use rustc_hash::{FxHashMap, FxHashSet};
+use std::cell::{OnceCell, RefCell};
+
+use super::env::EnvWrite;
+use super::libraries;
+use super::limits::{self, Cut, Limit};
+use super::recovery::Distrusted;
+use super::resolve::{At, DictEntry, Resolved, Resolver, Site, Value};
+use super::rules;
+use super::semantic::{BindingKind, ScopeId, ScopeKind};
+use capslint_diagnostics::diagnostic::Finding;
+use capslint_diagnostics::registry::Rule;
+use capslint_diagnostics::selection::RuleSet;
+use capslint_diagnostics::source::cells::CellMap;
+use capslint_pod_template::PodTemplateCall;
+
+/// How many lines apart a secondary label may be before it is named instead of drawn.
+const MAX_LABEL_DISTANCE: usize = 6;
+
+/// The state of the walk and the place where rules report.
+pub struct Checker<'m, 'a> {
+    /// Names and values.
+    pub resolver: Resolver<'m, 'a>,
+    /// The rules to run.
+    pub rules: RuleSet,
+    /// Whether unknown provenance is reported.
+    pub strict: bool,
+    /// The file's text.
+    pub source: &'a str,
+    /// The current scope.
+    pub scope: ScopeId,
+    /// Enclosing joblib contexts, innermost last (CAP103 pushes and reads them).
+    pub contexts: Vec<rules::unbounded_joblib_parallel::ParallelContext>,
+    /// Enclosing functions: name and the scope the `def` is in.
+    pub functions: Vec<(&'a str, ScopeId)>,
+    /// The call being assigned to a plain name by the statement being visited (`model = LGBMClassifier()`).
+    pub assigned_call: Option<(TextRange, &'a str)>,
+    /// What the fixes write as a thread count.
+    pub fixes: super::fix_writer::FixWriter,
+    findings: Vec<Finding>,
+    reported: FxHashSet<(Rule, TextRange)>,
+    lines: OnceCell<LineIndex>,
+    /// For a notebook's module, its cells: a place in another cell is named by cell.
+    cells: Option<&'a CellMap>,
+    /// The operator calls that name a `pod_template_file`, when the manifest rules want them.
+    pod_templates: Option<Vec<PodTemplateCall>>,
+    /// Which keys [`Checker::mentions_quoted_key`] found quoted in the source, searched once per key.
+    quoted_keys: RefCell<FxHashMap<&'static str, bool>>,
+    /// The statements of a module with syntax errors that are not checked.
+    distrusted: Option<&'a Distrusted>,
+    /// CAP003 findings of values the rules needed that resolution stopped following at a limit, reported
+    /// once the walk is done (resolution runs where the checker is shared).
+    cut_findings: RefCell<Vec<Finding>>,
+}
+
+impl<'m, 'a> Checker<'m, 'a> {
+    /// A checker for one module.
+    pub fn new(
+        resolver: Resolver<'m, 'a>,
+        rules: RuleSet,
+        strict: bool,
+        source: &'a str,
+        fixes: super::fix_writer::FixWriter,
+    ) -> Self {
+        Checker {
+            resolver,
+            rules,
+            strict,
+            source,
+            scope: ScopeId::MODULE,
+            contexts: Vec::new(),
+            functions: Vec::new(),
+            assigned_call: None,
+            fixes,
+            findings: Vec::new(),
+            reported: FxHashSet::default(),
+            lines: OnceCell::new(),
+            cells: None,
+            quoted_keys: RefCell::default(),
+            pod_templates: None,
+            distrusted: None,
+            cut_findings: RefCell::default(),
+        }
+    }
+
+    /// Makes the walk skip the statements the parser did not recover cleanly from syntax errors.
+    pub fn distrusting(&mut self, distrusted: &'a Distrusted) {
+        self.distrusted = (!distrusted.is_empty()).then_some(distrusted);
+    }
+
+    /// Whether `stmt` is one the parser did not recover cleanly, which no rule checks.
+    pub fn is_distrusted(&self, stmt: &Stmt) -> bool {
+        self.distrusted.is_some_and(|distrusted| distrusted.contains(stmt))
+    }
+
+    /// Marks the module as a notebook's code cells: labels name places in other cells by cell and row.
+    pub fn in_notebook(&mut self, cells: &'a CellMap) {
+        self.cells = Some(cells);
+    }
+
+    /// Makes the walk also collect the operator calls that name a `pod_template_file`
+    /// ([`Checker::into_parts`] returns them).
+    pub fn collect_pod_templates(&mut self) {
+        self.pod_templates = Some(Vec::new());
+    }
+
+    /// Whether `key` appears anywhere in the module as a quoted string (`"key"` or `'key'`), as a
+    /// `default_args` dict or a splatted mapping would spell it. One search of the text per key and file.
+    pub fn mentions_quoted_key(&self, key: &'static str) -> bool {
+        *self.quoted_keys.borrow_mut().entry(key).or_insert_with(|| {
+            let finder =
+                |quote: char| memchr::memmem::find(self.source.as_bytes(), format!("{quote}{key}{quote}").as_bytes());
+            finder('"').is_some() || finder('\'').is_some()
+        })
+    }
+
+    /// The findings, in the order they were reported, and the operator calls collected for the manifest
+    /// rules (in the order of the walk; none unless [`Checker::collect_pod_templates`] was called).
+    pub fn into_parts(mut self) -> (Vec<Finding>, Vec<PodTemplateCall>) {
+        for finding in self.cut_findings.take() {
+            self.report(finding);
+        }
+        (self.findings, self.pod_templates.unwrap_or_default())
+    }
+
+    /// Whether `rule` runs.
+    pub fn enabled(&self, rule: Rule) -> bool {
+        self.rules.contains(rule)
+    }
+
+    /// The position of an expression in the current scope.
+    pub fn at(&self, offset: TextSize) -> At {
+        At { scope: self.scope, offset }
+    }
+
+    /// The source text of a range.
+    pub fn text(&self, range: TextRange) -> &'a str {
+        &self.source[range]
+    }
+
+    /// The canonical qualified name of a callee, if it is an import.
+    pub fn callee(&self, call: &'a ast::ExprCall) -> Option<String> {
+        self.qualified_name_at(&call.func, self.at(call.range().start()))
+    }
+
+    /// The canonical qualified name of `expr` at `at`, if it is an import (a limit reached on the way is
+    /// reported).
+    pub fn qualified_name_at(&self, expr: &'a Expr, at: At) -> Option<String> {
+        let (name, cut) = self.resolver.watch(|| self.resolver.qualified_name(expr, at));
+        self.note_cut(cut, name.is_none(), expr.range());
+        name
+    }
+
+    /// The expression a name was assigned from ([`Resolver::definition`]), a limit reached on the way
+    /// reported.
+    pub fn definition(&self, expr: &'a Expr, at: At) -> (&'a Expr, At) {
+        let (definition, cut) = self.resolver.watch(|| self.resolver.definition(expr, at));
+        self.note_cut(cut, true, expr.range());
+        definition
+    }
+
+    /// Reports (as CAP003, when the walk is done) that resolution stopped following a value a rule
+    /// needed at `range`, when `cut` stopped it and the value is `incomplete` because of it.
+    pub fn note_cut(&self, cut: Option<Cut>, incomplete: bool, range: TextRange) {
+        let Some(cut) = cut else { return };
+        if !incomplete || cut.limit == Limit::Budget || !self.enabled(Rule::AnalysisBudgetExceeded) {
+            return;
+        }
+        let lines = self.lines.get_or_init(|| LineIndex::from_source_text(self.source));
+        let place = cut.site.as_ref().map(|site| match site {
+            Site::Here(at) => {
+                let place = match self.cells.and_then(|cells| cells.locate(at.start(), self.source, lines)) {
+                    Some(place) => format!("cell {}, line {}", place.cell, place.location.row),
+                    None => format!("line {}", lines.line_index(at.start()).get()),
+                };
+                format!("`{}` ({place})", limits::shortened(self.text(*at)))
+            }
+            Site::Elsewhere { file, range } => {
+                let text = file.text().get(usize::from(range.start())..usize::from(range.end())).unwrap_or_default();
+                format!("`{}` ({}:{})", limits::shortened(text), file.display_name(), file.location(range.start()).row)
+            }
+        });
+        let mut finding = cut.finding(range, self.text(range), place);
+        if let Some(site) = cut.site {
+            finding = self.point_to(finding, site, "resolution stopped here");
+        }
+        self.cut_findings.borrow_mut().push(finding);
+    }
+
+    /// The callee as written, shortened for messages.
+    pub fn callee_display(&self, call: &ast::ExprCall) -> String {
+        let text = self.text(call.func.range());
+        if text.len() > 60 { format!("{}...", &text[..text.floor_char_boundary(57)]) } else { text.to_string() }
+    }
+
+    /// Points a finding at a related place: drawn as a secondary label when it is within a few lines of
+    /// the primary span (miette draws every line in between), otherwise named by its line in the label.
+    /// A place in another module is a related location, named in the message when reported.
+    #[must_use]
+    pub fn point_to(&self, mut finding: Finding, related: impl Into<Site>, text: &str) -> Finding {
+        let related = match related.into() {
+            Site::Here(range) => range,
+            Site::Elsewhere { file, range } => return finding.related(file, range, text),
+        };
+        if finding.range.contains_range(related) {
+            return finding;
+        }
+        let (first, last) = if related.start() < finding.range.start() {
+            (related.start(), finding.range.start())
+        } else {
+            (finding.range.end(), related.start())
+        };
+        let lines = self.lines.get_or_init(|| LineIndex::from_source_text(self.source));
+        let lines_apart = lines.line_index(last).get() - lines.line_index(first).get();
+        let same_cell = self.cells.is_none_or(|cells| cells.cell_number(first) == cells.cell_number(last));
+        if lines_apart <= MAX_LABEL_DISTANCE && same_cell {
+            finding.secondary(related, text)
+        } else {
+            let place = match self.cells.and_then(|cells| cells.locate(related.start(), self.source, lines)) {
+                Some(place) => format!("cell {}, line {}", place.cell, place.location.row),
+                None => format!("line {}", lines.line_index(related.start()).get()),
+            };
+            let name = self.text(related);
+            let name = if name.len() > 30 || name.contains('\n') { String::new() } else { format!("`{name}` ") };
+            finding.label = format!("{} ({name}{place}: {text})", finding.label);
+            finding
+        }
+    }
+
+    /// Reports a finding once per rule and span.
+    pub fn report(&mut self, finding: Finding) {
+        if self.enabled(finding.rule) && self.reported.insert((finding.rule, finding.range)) {
+            self.findings.push(finding.naming_related_places());
+        }
+    }
+
+    /// Evaluates an expression in the current scope.
+    pub fn eval(&self, expr: &'a Expr) -> Resolved<'a> {
+        self.eval_at(expr, self.at(expr.range().start()))
+    }
+
+    /// Evaluates an expression at `at`; a limit that left the value unknown (or a dict open) is reported.
+    pub fn eval_at(&self, expr: &'a Expr, at: At) -> Resolved<'a> {
+        let (resolved, cut) = self.resolver.watch(|| self.resolver.eval(expr, at));
+        self.note_cut(cut, is_incomplete(&resolved.value), expr.range());
+        resolved
+    }
+
+    /// Evaluates a dict entry that a rule reads where the dict is used (`used_at`); a limit that left the
+    /// value unknown is reported at the entry when it is written in this file, else at the use.
+    pub fn eval_entry(&self, entry: &DictEntry<'a>, used_at: TextRange) -> Resolved<'a> {
+        let (resolved, cut) = self.resolver.watch(|| self.resolver.eval_entry(entry));
+        let range = if entry.is_imported() { used_at } else { entry.range };
+        self.note_cut(cut, is_incomplete(&resolved.value), range);
+        resolved
+    }
+
+    /// Whether a call can matter to a rule: its keywords, or a callee a rule knows by name.
+    fn may_matter(call: &ast::ExprCall) -> bool {
+        let keywords = call.arguments.keywords.iter().any(|keyword| match &keyword.arg {
+            None => true,
+            Some(arg) => libraries::PARALLELISM_KEYWORDS.contains(&arg.as_str()),
+        });
+        keywords
+            || match call.func.as_ref() {
+                Expr::Attribute(attribute) => libraries::is_interesting_attribute(attribute.attr.as_str()),
+                _ => true,
+            }
+    }
+
+    /// Whether a bare-name callee can be something a rule knows: only an import, an alias assigned from
+    /// one, or a name a star import may bring. Builtins and local functions never are.
+    fn may_be_known_callee(&self, call: &ast::ExprCall) -> bool {
+        let Expr::Name(name) = call.func.as_ref() else { return true };
+        let model = self.resolver.model();
+        match model.reaching_bindings(name.id.as_str(), self.scope, call.range().start()) {
+            Some((_, bindings)) => {
+                // Beyond the alternatives resolution follows, resolution reports the limit.
+                bindings.len() > super::resolve::MAX_ALTERNATIVES
+                    || bindings.iter().any(|binding| {
+                        matches!(binding.kind, BindingKind::Import(_) | BindingKind::Assign(_) | BindingKind::Class(_))
+                    })
+            }
+            None => model.has_star_imports(),
+        }
+    }
+
+    fn check_call(&mut self, call: &'a ast::ExprCall) {
+        if !Self::may_matter(call) {
+            return;
+        }
+        let callee = if self.may_be_known_callee(call) { self.callee(call) } else { None };
+        let callee = callee.as_deref();
+        rules::n_jobs_all_cores::call(self, call, callee);
+        rules::missing_thread_count::call(self, call, callee);
+        rules::unbounded_joblib_parallel::call(self, call, callee);
+        rules::unsized_process_pool::call(self, call, callee);
+        rules::node_cpu_count::call(self, call, callee);
+        rules::kpo_missing_cpu_limit::call(self, call, callee);
+        if self.pod_templates.is_some() && callee.is_some_and(libraries::is_pod_operator) {
+            let at = self.at(call.range().start());
+            let (found, cut) = self.resolver.watch(|| super::pod_templates::template_call(&self.resolver, call, at));
+            // Any part of the template the cut left unknown may hold what the manifest rules look for.
+            self.note_cut(cut, true, call.range());
+            self.pod_templates.get_or_insert_default().extend(found);
+        }
+        if let Some(option) = super::cli_option::declared_by(call, callee) {
+            rules::n_jobs_all_cores::cli_option(self, &option);
+            rules::node_cpu_count::cli_option(self, &option);
+        }
+        if let Some(write) = EnvWrite::from_call(self, call, callee) {
+            self.check_env_write(&write);
+        }
+    }
+
+    fn check_env_write(&mut self, write: &EnvWrite<'a>) {
+        rules::node_cpu_count::env_write(self, write);
+        rules::late_thread_cap::env_write(self, write);
+    }
+
+    fn enter_scope(&mut self, node_start: TextSize) -> ScopeId {
+        let outer = self.scope;
+        if let Some(scope) = self.resolver.model().scope_of_node(node_start) {
+            self.scope = scope;
+        }
+        outer
+    }
+}
+
+/// Whether a value is unknown, or a dict with unknown parts: what a limit reached while resolving it
+/// may have hidden a finding in.
+fn is_incomplete(value: &Value<'_>) -> bool {
+    match value {
+        Value::Unknown(_) => true,
+        Value::Dict(dict) => dict.open,
+        _ => false,
+    }
+}
+
+/// The argument bound to `name`, by keyword or at the positional `index`.
+pub fn call_argument<'a>(call: &'a ast::ExprCall, name: &str, index: Option<usize>) -> Option<&'a Expr> {
+    call.arguments
+        .find_keyword(name)
+        .map(|keyword| &keyword.value)
+        .or_else(|| index.and_then(|index| call.arguments.args.get(index)).filter(|arg| !arg.is_starred_expr()))
+}
+
+/// The `**mapping` splats of a call.
+pub fn kwargs_splats(call: &ast::ExprCall) -> impl Iterator<Item = &Expr> {
+    call.arguments.keywords.iter().filter(|keyword| keyword.arg.is_none()).map(|keyword| &keyword.value)
+}
+
+impl<'a> Visitor<'a> for Checker<'_, 'a> {
+    fn visit_stmt(&mut self, stmt: &'a Stmt) {
+        if self.is_distrusted(stmt) {
+            return;
+        }
+        match stmt {
+            Stmt::FunctionDef(function) => {
+                rules::n_jobs_all_cores::parameters(self, &function.parameters);
+                super::visit_function_header(self, function);
+                let contexts = std::mem::take(&mut self.contexts);
+                self.functions.push((function.name.as_str(), self.scope));
+                let outer = self.enter_scope(function.range.start());
+                self.visit_body(&function.body);
+                self.scope = outer;
+                self.functions.pop();
+                self.contexts = contexts;
+            }
+            Stmt::ClassDef(class) => {
+                for decorator in &class.decorator_list {
+                    self.visit_decorator(decorator);
+                }
+                if let Some(arguments) = &class.arguments {
+                    self.visit_arguments(arguments);
+                }
+                let outer = self.enter_scope(class.range.start());
+                rules::n_jobs_all_cores::class_body(self, &class.body);
+                self.visit_body(&class.body);
+                self.scope = outer;
+            }
+            Stmt::With(with_stmt) => {
+                let mut pushed = 0;
+                for item in &with_stmt.items {
+                    self.visit_with_item(item);
+                    pushed += usize::from(rules::unbounded_joblib_parallel::enter_with_item(self, item));
+                }
+                self.visit_body(&with_stmt.body);
+                self.contexts.truncate(self.contexts.len() - pushed);
+            }
+            Stmt::Assign(assign) => {
+                self.assigned_call = match (assign.targets.as_slice(), assign.value.as_ref()) {
+                    ([Expr::Name(name)], Expr::Call(call)) => Some((call.range(), name.id.as_str())),
+                    _ => None,
+                };
+                visitor::walk_stmt(self, stmt);
+                self.assigned_call = None;
+                for target in &assign.targets {
+                    if let Some(write) = EnvWrite::from_assignment(self, target, &assign.value) {
+                        self.check_env_write(&write);
+                    }
+                    rules::n_jobs_all_cores::target_assignment(self, target, &assign.value);
+                }
+            }
+            _ => visitor::walk_stmt(self, stmt),
+        }
+    }
+
+    fn visit_expr(&mut self, expr: &'a Expr) {
+        match expr {
+            Expr::Call(call) => {
+                self.check_call(call);
+                visitor::walk_expr(self, expr);
+            }
+            Expr::Dict(dict) => {
+                rules::n_jobs_all_cores::dict_literal(self, dict);
+                rules::node_cpu_count::dict_literal(self, dict);
+                visitor::walk_expr(self, expr);
+            }
+            Expr::Lambda(lambda) => {
+                if let Some(parameters) = &lambda.parameters {
+                    rules::n_jobs_all_cores::parameters(self, parameters);
+                    for parameter in parameters.iter_non_variadic_params() {
+                        if let Some(default) = parameter.default() {
+                            self.visit_expr(default);
+                        }
+                    }
+                }
+                let outer = self.enter_scope(lambda.range.start());
+                self.visit_expr(&lambda.body);
+                self.scope = outer;
+            }
+            Expr::ListComp(ast::ExprListComp { range, .. })
+            | Expr::SetComp(ast::ExprSetComp { range, .. })
+            | Expr::Generator(ast::ExprGenerator { range, .. })
+            | Expr::DictComp(ast::ExprDictComp { range, .. }) => {
+                let outer = self.enter_scope(range.start());
+                visitor::walk_expr(self, expr);
+                self.scope = outer;
+            }
+            _ => visitor::walk_expr(self, expr),
+        }
+    }
+}
+
+impl Checker<'_, '_> {
+    /// The module-level function whose call decides when the current code runs, if the code is in one.
+    /// `None` means module-level code (including class bodies); `Some(None)` a method or nested
+    /// function whose call time is unknown; `Some(Some(name))` a module-level function.
+    pub fn enclosing_module_function(&self) -> Option<Option<&str>> {
+        let (name, parent) = self.functions.first()?;
+        let model = self.resolver.model();
+        Some((*parent == ScopeId::MODULE && model.scope_kind(*parent) == ScopeKind::Module).then_some(*name))
+    }
+
+    /// Whether `callee` is a thread-count keyword target of a booster, for messages.
+    pub fn booster_of(callee: Option<&str>) -> Option<libraries::Booster> {
+        callee.and_then(libraries::Booster::from_module)
+    }
+}

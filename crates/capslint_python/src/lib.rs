@@ -1,0 +1,305 @@
+//! Python sources: parse with ruff's parser, build the semantic model, run the CAP1xx rules.
+//!
+//! All code that touches ruff's AST lives under this module, so a parser upgrade is one module's diff.
+
+mod budget;
+mod checker;
+mod cli_option;
+mod env;
+mod fix_writer;
+mod ipython;
+pub mod libraries;
+pub mod limits;
+pub mod notebook;
+mod pod_templates;
+pub mod prefilter;
+mod prescan;
+mod project;
+mod python2;
+mod recovery;
+mod resolve;
+mod rules;
+mod semantic;
+mod syntax_report;
+
+use ruff_python_ast::token::TokenKind;
+use ruff_python_ast::visitor::Visitor;
+use ruff_python_ast::{ModModule, PySourceType};
+use ruff_python_parser::{Parsed, parse_unchecked_source};
+use ruff_text_size::{TextRange, TextSize};
+
+use capslint_diagnostics::diagnostic::Finding;
+use capslint_diagnostics::registry::Rule;
+use capslint_diagnostics::selection::RuleSet;
+use capslint_diagnostics::source::cells::CellMap;
+use capslint_workspace::settings::Settings;
+
+pub use project::{ProjectContext, ProjectIndex};
+use recovery::Distrusted;
+pub use resolve::CapNames;
+use syntax_report::Fixes;
+
+/// What checking one Python file produced: findings, the comments (for `# noqa`), and the Airflow
+/// operators that name a `pod_template_file` (for the manifest rules).
+#[derive(Debug, Default)]
+pub struct PythonOutcome {
+    /// The findings, unsuppressed.
+    pub findings: Vec<Finding>,
+    /// Every comment's range.
+    pub comments: Vec<TextRange>,
+    /// Operator calls whose `pod_template_file` the manifest rules check.
+    pub pod_templates: Vec<capslint_pod_template::PodTemplateCall>,
+}
+
+/// Words without which no CAP1xx rule can fire; with the load-time variables
+/// ([`capslint_cpu::thread_variables::read_at_load`]) they make up
+/// [`prefilter_words`].
+const PREFILTER_BASE_WORDS: &[&str] = &[
+    // Thread-count keywords and dict keys (CAP101, CAP102, CAP105).
+    "n_jobs",
+    "thread_count",
+    "num_thread",
+    "nthread",
+    // The same as command-line options (`--n-jobs`), whose destination argparse and click derive.
+    "n-jobs",
+    "thread-count",
+    "num-thread",
+    // joblib's entry points, under any import path or alias (CAP101, CAP103): every callee those rules
+    // check is `Parallel`, `parallel_backend` or `parallel_config`.
+    "Parallel",
+    "parallel_backend",
+    "parallel_config",
+    // Boosters (CAP102).
+    "lightgbm",
+    "xgboost",
+    "catboost",
+    // Process pools (CAP104) and CPU counts (CAP105).
+    "Pool",
+    "get_reusable_executor",
+    "cpu_count",
+    "sched_getaffinity",
+    // Airflow pod operators and `@task.kubernetes` (CAP107, CAP108); subclasses defined in other modules
+    // of the project are [`PREFILTER_WORD_PAIRS`].
+    "PodOperator",
+    "kubernetes(",
+    // `# noqa: CAPxxx` (CAP002).
+    "CAP0",
+    "CAP1",
+    "CAP2",
+];
+
+/// Pairs of words that let a file through when both appear: a pod-operator subclass that another module
+/// of the project defines goes by any `...Operator` name, and Airflow takes an operator's arguments as
+/// keywords only (positional ones raise), so its call writes `task_id`.
+pub const PREFILTER_WORD_PAIRS: &[(&str, &str)] = &[("Operator", "task_id")];
+
+/// The words without which no CAP1xx rule can fire: a file containing none of them (and neither pair of
+/// [`PREFILTER_WORD_PAIRS`]) is never parsed.
+/// Environment writes matter only for a load-time variable (CAP106), whose name must be a string literal in
+/// the file, or for a CPU count (CAP105: `cpu_count`), so the variable names stand in for `environ`.
+pub fn prefilter_words() -> Vec<&'static str> {
+    PREFILTER_BASE_WORDS.iter().copied().chain(capslint_cpu::thread_variables::read_at_load()).collect()
+}
+
+/// Visits what a `def` evaluates in the enclosing scope, when the definition runs: its decorators and
+/// its parameter defaults. Every walk calls this before it enters the function's own scope.
+fn visit_function_header<'a>(visitor: &mut impl Visitor<'a>, function: &'a ruff_python_ast::StmtFunctionDef) {
+    for decorator in &function.decorator_list {
+        visitor.visit_decorator(decorator);
+    }
+    for parameter in function.parameters.iter_non_variadic_params() {
+        if let Some(default) = parameter.default() {
+            visitor.visit_expr(default);
+        }
+    }
+}
+
+/// The stack the analysis of one file needs at most: parsing, the walks of the tree and dropping it all
+/// recurse once per level of nesting, which [`prescan`] bounds by [`prescan::MAX_NESTING`] (the parser itself
+/// grows its stack on the heap). The analysis
+/// runs on a stack of at least this size wherever it is called from: a thread with less room left (rayon's
+/// default threads have 2 MiB) gets a new stack segment; the command line's pool threads have 256 MiB
+/// (`cli.rs`) and never need one. `tests/it/hostile.rs` analyses every deep shape 9,000 levels deep on it, in
+/// a debug build.
+const ANALYSIS_STACK_BYTES: usize = 64 << 20;
+
+/// Parses `text` and runs the enabled Python rules. A file too deep or too large to analyse within the
+/// bounds ([`prescan`]), or whose resolution spends its whole [`budget::Budget`], gets one CAP003 finding
+/// and nothing else.
+/// Imported names are resolved through `project`, when given.
+pub fn check(text: &str, rules: RuleSet, settings: &Settings, project: Option<ProjectContext<'_>>) -> PythonOutcome {
+    check_module(text, None, rules, settings, project)
+}
+
+/// [`check`] for a notebook's code cells concatenated into `text`: parsed in IPython mode (line magics,
+/// shell escapes and help are escape commands), with places in other cells named by cell in labels.
+pub fn check_notebook(
+    text: &str,
+    cells: &CellMap,
+    rules: RuleSet,
+    settings: &Settings,
+    project: Option<ProjectContext<'_>>,
+) -> PythonOutcome {
+    check_module(text, Some(cells), rules, settings, project)
+}
+
+fn check_module(
+    text: &str,
+    cells: Option<&CellMap>,
+    rules: RuleSet,
+    settings: &Settings,
+    project: Option<ProjectContext<'_>>,
+) -> PythonOutcome {
+    let pending = match prescan::before_parsing(text) {
+        Ok(pending) => pending,
+        Err(refusal) => return refused(refusal, rules),
+    };
+    stacker::maybe_grow(ANALYSIS_STACK_BYTES, ANALYSIS_STACK_BYTES, || {
+        analyse(text, cells, rules, settings, pending, project)
+    })
+}
+
+/// The outcome of a file [`prescan`] refused: its CAP003 finding, if enabled.
+fn refused(refusal: prescan::Refusal, rules: RuleSet) -> PythonOutcome {
+    let findings = rules.contains(Rule::AnalysisBudgetExceeded).then(|| refusal.finding()).into_iter().collect();
+    PythonOutcome { findings, ..PythonOutcome::default() }
+}
+
+fn analyse(
+    text: &str,
+    cells: Option<&CellMap>,
+    rules: RuleSet,
+    settings: &Settings,
+    pending: prescan::Pending,
+    project: Option<ProjectContext<'_>>,
+) -> PythonOutcome {
+    let source_type = if cells.is_some() { PySourceType::Ipynb } else { PySourceType::Python };
+    let parsed = parse_unchecked_source(text, source_type);
+    if let Err(refusal) = prescan::after_parsing(text, parsed.tokens(), pending) {
+        return refused(refusal, rules);
+    }
+    if parsed.errors().is_empty() {
+        let comments = comments(&parsed);
+        let module = Module { text, body: &parsed.syntax().body, distrusted: &Distrusted::none(), cells };
+        return run_rules(module, rules, settings, project, comments);
+    }
+    // A notebook's cell that does not parse (Python 2, a shell session pasted in) leaves the other
+    // cells readable, as they are when the notebook runs: those cells are blanked and the rest checked.
+    if let Some(cells) = cells
+        && let Some(blanked) = blank_cells(text, cells, parsed.errors().iter().map(|error| error.location.start()))
+    {
+        let reparsed = parse_unchecked_source(&blanked, source_type);
+        if reparsed.errors().is_empty() {
+            let module = Module {
+                text: &blanked,
+                body: &reparsed.syntax().body,
+                distrusted: &Distrusted::none(),
+                cells: Some(cells),
+            };
+            let outcome = run_rules(module, rules, settings, project, comments(&parsed));
+            // The cells checked parse: their fixes are shown as in any notebook (never applied there).
+            return syntax_report::with_syntax_errors(
+                outcome,
+                syntax_report::finding(text, &parsed),
+                rules,
+                Fixes::Kept,
+            );
+        }
+    }
+    // A `.py` file exported from a notebook with its magics is read as the notebook's code.
+    let mut syntax_findings = Vec::new();
+    let parsed = if cells.is_none() && ipython::may_hold_escapes(text, &parsed) {
+        // One tree at a time: the parse as Python is dropped before the parse in IPython mode, and made
+        // again in the rare case that IPython mode reads no better.
+        let python_errors = parsed.errors().len();
+        drop(parsed);
+        match ipython::reparse(text, python_errors) {
+            Some(module) => {
+                syntax_findings.push(ipython::finding(text, module.first_escape));
+                module.parsed
+            }
+            None => parse_unchecked_source(text, PySourceType::Python),
+        }
+    } else {
+        parsed
+    };
+    syntax_findings.extend(syntax_report::finding(text, &parsed));
+    // The statements the parser recovered cleanly are checked; the others bind unknown values.
+    let body = &parsed.syntax().body;
+    let distrusted = Distrusted::find(text, body, parsed.errors().iter().map(|error| error.location));
+    let module = Module { text, body, distrusted: &distrusted, cells };
+    let outcome = run_rules(module, rules, settings, project, comments(&parsed));
+    syntax_report::with_syntax_errors(outcome, syntax_findings, rules, Fixes::Dropped)
+}
+
+/// Every comment's range.
+fn comments(parsed: &Parsed<ModModule>) -> Vec<TextRange> {
+    parsed
+        .tokens()
+        .iter()
+        .filter(|token| token.kind() == TokenKind::Comment)
+        .map(ruff_text_size::Ranged::range)
+        .collect()
+}
+
+/// The text with every character of the cells that hold the `errors` replaced by a space (line breaks
+/// kept), so every offset stays where it was; `None` when an error is outside every cell.
+fn blank_cells(text: &str, cells: &CellMap, errors: impl Iterator<Item = TextSize>) -> Option<String> {
+    let mut bytes = text.as_bytes().to_vec();
+    for error in errors {
+        let range = cells.cell_range(error)?;
+        for byte in &mut bytes[usize::from(range.start())..usize::from(range.end()).min(text.len())] {
+            if !matches!(byte, b'\n' | b'\r') {
+                *byte = b' ';
+            }
+        }
+    }
+    // Only ASCII spaces replaced whole cells' bytes, so the text is still UTF-8.
+    String::from_utf8(bytes).ok()
+}
+
+/// A module to check: its text and statements, the statements not to trust, and a notebook's cells.
+struct Module<'t> {
+    text: &'t str,
+    body: &'t [ruff_python_ast::Stmt],
+    distrusted: &'t Distrusted,
+    cells: Option<&'t CellMap>,
+}
+
+/// Runs the enabled rules over a module, except on its distrusted statements.
+fn run_rules(
+    module: Module<'_>,
+    rules: RuleSet,
+    settings: &Settings,
+    project: Option<ProjectContext<'_>>,
+    comments: Vec<TextRange>,
+) -> PythonOutcome {
+    let Module { text, body, distrusted, cells } = module;
+    let model = semantic::SemanticModel::build(body, distrusted);
+    let caps = CapNames::for_settings(settings);
+    let budget = budget::Budget::for_source(text.len());
+    let mut resolver = resolve::Resolver::new(&model, &caps, &budget);
+    if let Some(project) = project {
+        resolver = resolver.with_project(project);
+    }
+    let imports = fix_writer::imported_names(&settings.fix_thread_count);
+    let fixes = fix_writer::FixWriter::new(&settings.fix_thread_count, &imports, body, text);
+    let mut checker = checker::Checker::new(resolver, rules, settings.strict, text, fixes);
+    if let Some(cells) = cells {
+        checker.in_notebook(cells);
+    }
+    checker.distrusting(distrusted);
+    if rules.iter().any(|rule| rule.family() == capslint_diagnostics::registry::Family::Manifest)
+        && text.contains("pod_template_file")
+    {
+        checker.collect_pod_templates();
+    }
+    checker.visit_body(body);
+    let (findings, pod_templates) = checker.into_parts();
+    if budget.is_exhausted() {
+        // A partial analysis would report some findings and miss others: report the file instead.
+        let findings = rules.contains(Rule::AnalysisBudgetExceeded).then(|| budget.finding()).into_iter().collect();
+        return PythonOutcome { findings, comments, pod_templates: Vec::new() };
+    }
+    PythonOutcome { findings, comments, pod_templates }
+}

@@ -1,0 +1,465 @@
+//! What capslint knows about the Python numeric stack: canonical names, parallelism keywords, the
+//! variables read at load time, and which libraries read them. Sources: `research/python-knobs.md`.
+
+pub use capslint_cpu::keywords::{THREAD_COUNT_KEYWORDS, is_thread_count_field, is_thread_count_keyword};
+
+/// Rewrites re-exports and submodule paths to the canonical public name, so rules match one spelling.
+/// `()` marks a call result: `multiprocessing.get_context().Pool` is a `multiprocessing.Pool`.
+const CANONICAL_PREFIXES: &[(&str, &str)] = &[
+    ("sklearn.externals.joblib.", "joblib."),
+    ("sklearn.utils.parallel.Parallel", "joblib.Parallel"),
+    ("sklearn.utils.parallel_backend", "joblib.parallel_backend"),
+    ("sklearn.utils.parallel_config", "joblib.parallel_config"),
+    ("sklearn.utils.fixes.parallel_backend", "joblib.parallel_backend"),
+    ("joblib.parallel.", "joblib."),
+    ("joblib.externals.loky.", "loky."),
+    ("loky.process_executor.", "loky."),
+    ("loky.reusable_executor.", "loky."),
+    ("loky.backend.context.", "loky."),
+    ("lightgbm.sklearn.", "lightgbm."),
+    // optuna's LightGBM integration: `train`/`cv` and the tuners take LightGBM's params dict.
+    ("optuna.integration.lightgbm.", "lightgbm."),
+    ("optuna.integration._lightgbm_tuner.", "lightgbm."),
+    ("optuna_integration.lightgbm.", "lightgbm."),
+    ("optuna_integration._lightgbm_tuner.", "lightgbm."),
+    ("lightgbm.engine.", "lightgbm."),
+    ("lightgbm.basic.", "lightgbm."),
+    ("xgboost.sklearn.", "xgboost."),
+    ("xgboost.training.", "xgboost."),
+    ("xgboost.core.", "xgboost."),
+    ("catboost.core.", "catboost."),
+    ("multiprocessing.get_context().", "multiprocessing."),
+    ("multiprocessing.context.", "multiprocessing."),
+    ("multiprocessing.pool.Pool", "multiprocessing.Pool"),
+    ("concurrent.futures.process.", "concurrent.futures."),
+    ("concurrent.futures.thread.", "concurrent.futures."),
+    ("threadpoolctl.ThreadpoolController().limit", "threadpoolctl.threadpool_limits"),
+    ("airflow.providers.cncf.kubernetes.operators.pod.", "airflow.KubernetesPodOperator."),
+    ("airflow.providers.cncf.kubernetes.operators.kubernetes_pod.", "airflow.KubernetesPodOperator."),
+    ("airflow.contrib.operators.kubernetes_pod_operator.", "airflow.KubernetesPodOperator."),
+    ("airflow.providers.google.cloud.operators.kubernetes_engine.", "airflow.KubernetesPodOperator."),
+    ("airflow.providers.amazon.aws.operators.eks.", "airflow.KubernetesPodOperator."),
+    ("airflow.providers.microsoft.azure.operators.aks.", "airflow.KubernetesPodOperator."),
+    ("astronomer.providers.cncf.kubernetes.operators.kubernetes_pod.", "airflow.KubernetesPodOperator."),
+    ("astronomer.providers.google.cloud.operators.kubernetes_engine.", "airflow.KubernetesPodOperator."),
+    ("airflow.sdk.task.kubernetes", "airflow.KubernetesPodOperator.KubernetesPodOperator"),
+    ("airflow.decorators.task.kubernetes", "airflow.KubernetesPodOperator.KubernetesPodOperator"),
+    ("psutil._pslinux.", "psutil."),
+];
+
+/// The canonical spelling of a qualified name (see [`CANONICAL_PREFIXES`]).
+pub fn canonical(qualified: &str) -> std::borrow::Cow<'_, str> {
+    for (prefix, replacement) in CANONICAL_PREFIXES {
+        if let Some(rest) = qualified.strip_prefix(prefix) {
+            return std::borrow::Cow::Owned(format!("{replacement}{rest}"));
+        }
+    }
+    std::borrow::Cow::Borrowed(qualified)
+}
+
+/// Keyword arguments that receive a worker or thread count (CAP105).
+pub const PARALLELISM_KEYWORDS: &[&str] = &[
+    "n_jobs",
+    "thread_count",
+    "nthread",
+    "nthreads",
+    "num_threads",
+    "num_thread",
+    "n_threads",
+    "processes",
+    "max_workers",
+    "num_workers",
+    "inner_max_num_threads",
+    "limits",
+];
+
+/// Calls whose positional argument at the given index is a thread or worker count.
+pub const POSITIONAL_PARALLELISM: &[(&str, usize)] = &[
+    ("torch.set_num_threads", 0),
+    ("torch.set_num_interop_threads", 0),
+    ("numexpr.set_num_threads", 0),
+    ("numba.set_num_threads", 0),
+    ("mkl.set_num_threads", 0),
+    ("faiss.omp_set_num_threads", 0),
+    ("cv2.setNumThreads", 0),
+    ("tensorflow.config.threading.set_intra_op_parallelism_threads", 0),
+    ("tensorflow.config.threading.set_inter_op_parallelism_threads", 0),
+    ("threadpoolctl.threadpool_limits", 0),
+    ("concurrent.futures.ThreadPoolExecutor", 0),
+    ("multiprocessing.pool.ThreadPool", 0),
+    ("joblib.Parallel", 0),
+    ("multiprocessing.Pool", 0),
+    ("concurrent.futures.ProcessPoolExecutor", 0),
+    ("loky.get_reusable_executor", 0),
+    ("loky.ProcessPoolExecutor", 0),
+];
+
+/// Calls that only compute a number and start nothing, so `n_jobs=-1` there is harmless.
+pub fn is_query_call(canonical_name: &str) -> bool {
+    let last = canonical_name.rsplit('.').next().unwrap_or(canonical_name);
+    matches!(last, "effective_n_jobs" | "_effective_n_jobs" | "_get_n_jobs" | "cpu_count")
+}
+
+/// Functions that count the node's CPUs (or the affinity mask), not the cgroup quota.
+pub const NODE_CPU_COUNT_CALLS: &[&str] =
+    &["os.cpu_count", "os.process_cpu_count", "multiprocessing.cpu_count", "psutil.cpu_count"];
+
+/// How a CPU-counting call reads in a message, and what it really counts.
+pub fn describe_counter(call: &str) -> (&'static str, &'static str) {
+    match call {
+        "os.sched_getaffinity" => {
+            ("len(os.sched_getaffinity(0))", "the CPUs of the affinity mask, which ignores the CFS quota")
+        }
+        "os.process_cpu_count" => {
+            ("os.process_cpu_count()", "the CPUs of the affinity mask, which ignores the CFS quota")
+        }
+        "multiprocessing.cpu_count" => ("multiprocessing.cpu_count()", "the node's CPUs, not the pod's CPU limit"),
+        "psutil.cpu_count" => ("psutil.cpu_count()", "the node's CPUs, not the pod's CPU limit"),
+        _ => ("os.cpu_count()", "the node's CPUs, not the pod's CPU limit"),
+    }
+}
+
+/// Functions that count CPUs with the cgroup quota taken into account.
+pub const QUOTA_AWARE_CPU_COUNT_CALLS: &[&str] = &["joblib.cpu_count", "loky.cpu_count"];
+
+/// Process pools and where their worker count goes (keyword name, positional index).
+pub const PROCESS_POOLS: &[(&str, &str, usize)] = &[
+    ("multiprocessing.Pool", "processes", 0),
+    ("concurrent.futures.ProcessPoolExecutor", "max_workers", 0),
+    ("loky.get_reusable_executor", "max_workers", 0),
+    ("loky.ProcessPoolExecutor", "max_workers", 0),
+];
+
+/// The joblib entry points checked by CAP101 and CAP103.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JoblibCall {
+    /// `joblib.Parallel(...)`.
+    Parallel,
+    /// `joblib.parallel_config(...)` (joblib >= 1.3; `n_jobs` defaults to unset).
+    ParallelConfig,
+    /// `joblib.parallel_backend(...)` (`n_jobs` defaults to -1).
+    ParallelBackend,
+}
+
+impl JoblibCall {
+    /// Classifies a canonical callee name.
+    pub fn from_name(canonical_name: &str) -> Option<JoblibCall> {
+        match canonical_name {
+            "joblib.Parallel" => Some(JoblibCall::Parallel),
+            "joblib.parallel_config" => Some(JoblibCall::ParallelConfig),
+            "joblib.parallel_backend" => Some(JoblibCall::ParallelBackend),
+            _ => None,
+        }
+    }
+
+    /// The callee as users write it.
+    pub const fn display(self) -> &'static str {
+        match self {
+            JoblibCall::Parallel => "Parallel",
+            JoblibCall::ParallelConfig => "parallel_config",
+            JoblibCall::ParallelBackend => "parallel_backend",
+        }
+    }
+}
+
+/// A gradient-boosting library whose models run OpenMP thread pools.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Booster {
+    /// LightGBM.
+    LightGbm,
+    /// XGBoost.
+    XgBoost,
+    /// CatBoost.
+    CatBoost,
+}
+
+/// How a booster entry point takes its thread count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BoosterEntry {
+    /// A scikit-learn style estimator or model class: keyword arguments (CatBoost also `params=`).
+    Estimator,
+    /// A native training function (`lightgbm.train(params, ...)`): a params dict, first positional.
+    Train,
+}
+
+/// joblib backends that run on a cluster (`joblib.parallel_backend("ray", n_jobs=-1)`): their `n_jobs`
+/// counts the cluster's workers, not this node's cores.
+pub const JOBLIB_CLUSTER_BACKENDS: &[&str] = &["ray", "dask", "spark", "ipyparallel"];
+
+/// Top-level packages that are libraries, never modules of the project being checked: an import of them
+/// is not looked up among the project's files.
+const KNOWN_PACKAGES: &[&str] = &[
+    "os",
+    "sys",
+    "math",
+    "json",
+    "re",
+    "typing",
+    "collections",
+    "functools",
+    "itertools",
+    "pathlib",
+    "logging",
+    "multiprocessing",
+    "concurrent",
+    "threading",
+    "subprocess",
+    "copy",
+    "dataclasses",
+    "argparse",
+    "importlib",
+    "numpy",
+    "pandas",
+    "scipy",
+    "sklearn",
+    "joblib",
+    "loky",
+    "threadpoolctl",
+    "lightgbm",
+    "xgboost",
+    "catboost",
+    "optuna",
+    "optuna_integration",
+    "torch",
+    "tensorflow",
+    "keras",
+    "jax",
+    "ray",
+    "dask",
+    "pyspark",
+    "airflow",
+    "kubernetes",
+    "pytest",
+    "matplotlib",
+    "seaborn",
+    "tqdm",
+    "yaml",
+    "hydra",
+    "omegaconf",
+];
+
+/// Whether a canonical name is a callee some rule knows: a booster, joblib, a process pool, a CPU count, a
+/// pod operator.
+pub fn is_known_callee(canonical_name: &str) -> bool {
+    booster_entry(canonical_name).is_some()
+        || JoblibCall::from_name(canonical_name).is_some()
+        || PROCESS_POOLS.iter().any(|(name, _, _)| *name == canonical_name)
+        || NODE_CPU_COUNT_CALLS.contains(&canonical_name)
+        || QUOTA_AWARE_CPU_COUNT_CALLS.contains(&canonical_name)
+        || is_pod_operator(canonical_name)
+}
+
+/// Whether the top-level package `name` is a library rather than a module of the project.
+pub fn is_known_package(name: &str) -> bool {
+    KNOWN_PACKAGES.contains(&name)
+}
+
+/// Whether a canonical callee is an Airflow pod operator: `KubernetesPodOperator`, the provider's
+/// variants and subclasses that capslint knows (canonically `airflow.KubernetesPodOperator.<class>`).
+pub fn is_pod_operator(callee: &str) -> bool {
+    callee
+        .strip_prefix("airflow.KubernetesPodOperator.")
+        .is_some_and(|class| class.ends_with("PodOperator") || class.ends_with("PodOperatorAsync"))
+}
+
+/// Classifies a canonical callee as a booster entry point.
+pub fn booster_entry(canonical_name: &str) -> Option<(Booster, BoosterEntry)> {
+    let (module, name) = canonical_name.split_once('.')?;
+    booster_member(module, name)
+}
+
+/// The GBDT entry point `name` of top-level module `module`, if it is one.
+fn booster_member(module: &str, name: &str) -> Option<(Booster, BoosterEntry)> {
+    match (module, name) {
+        ("lightgbm", "LGBMModel" | "LGBMClassifier" | "LGBMRegressor" | "LGBMRanker") => {
+            Some((Booster::LightGbm, BoosterEntry::Estimator))
+        }
+        ("lightgbm", "train" | "cv" | "LightGBMTuner" | "LightGBMTunerCV") => {
+            Some((Booster::LightGbm, BoosterEntry::Train))
+        }
+        (
+            "xgboost",
+            "XGBModel" | "XGBClassifier" | "XGBRegressor" | "XGBRanker" | "XGBRFClassifier" | "XGBRFRegressor",
+        ) => Some((Booster::XgBoost, BoosterEntry::Estimator)),
+        ("xgboost", "train" | "cv") => Some((Booster::XgBoost, BoosterEntry::Train)),
+        ("catboost", "CatBoost" | "CatBoostClassifier" | "CatBoostRegressor" | "CatBoostRanker") => {
+            Some((Booster::CatBoost, BoosterEntry::Estimator))
+        }
+        _ => None,
+    }
+}
+
+impl Booster {
+    /// Whether a callee belongs to a library where any thread count `<= 0` means all cores
+    /// (XGBoost everywhere; LightGBM natively and, for `0`, in its scikit-learn wrapper too).
+    pub fn from_module(canonical_name: &str) -> Option<Booster> {
+        match canonical_name.split('.').next()? {
+            "lightgbm" => Some(Booster::LightGbm),
+            "xgboost" => Some(Booster::XgBoost),
+            "catboost" => Some(Booster::CatBoost),
+            _ => None,
+        }
+    }
+
+    /// The library's name.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Booster::LightGbm => "LightGBM",
+            Booster::XgBoost => "XGBoost",
+            Booster::CatBoost => "CatBoost",
+        }
+    }
+
+    /// The keyword this library documents for the thread count.
+    pub const fn thread_keyword(self, entry: BoosterEntry) -> &'static str {
+        match (self, entry) {
+            (Booster::LightGbm, BoosterEntry::Train) => "num_threads",
+            (Booster::XgBoost, BoosterEntry::Train) => "nthread",
+            (Booster::CatBoost, _) => "thread_count",
+            (_, BoosterEntry::Estimator) => "n_jobs",
+        }
+    }
+
+    /// What the library does when no thread count is given, precisely, by version.
+    pub const fn default_behaviour(self, entry: BoosterEntry) -> &'static str {
+        match (self, entry) {
+            (Booster::LightGbm, BoosterEntry::Train) => {
+                "native LightGBM without `num_threads` uses the OpenMP default: every core the process can \
+                 see, the CFS quota ignored"
+            }
+            (Booster::LightGbm, BoosterEntry::Estimator) => {
+                "LightGBM >= 4 sizes `n_jobs=None` from joblib's physical-core count, which reads the quota \
+                 but rounds it up (LightGBM < 4 used the OpenMP default: every core)"
+            }
+            (Booster::XgBoost, _) => {
+                "XGBoost uses every core OpenMP sees, reduced to the CFS quota only on XGBoost >= 1.6 \
+                 (cgroup v1) / >= 2.1 (cgroup v2), and rounded up on v2"
+            }
+            (Booster::CatBoost, _) => {
+                "CatBoost's default `thread_count=-1` uses the core count, reduced to the quota rounded to \
+                 the nearest CPU where its cgroup support applies"
+            }
+        }
+    }
+}
+
+/// Top-level packages that load a BLAS or OpenMP runtime when imported, and so read the OpenMP and BLAS
+/// variables at that moment.
+const BLAS_OR_OPENMP_LOADERS: &[&str] = &[
+    "numpy",
+    "scipy",
+    "sklearn",
+    "pandas",
+    "lightgbm",
+    "xgboost",
+    "catboost",
+    "torch",
+    "tensorflow",
+    "numexpr",
+    "numba",
+    "statsmodels",
+    "faiss",
+    "cv2",
+    "mkl",
+];
+
+/// The top-level packages whose import reads `variable` once (empty if the variable is not load-time).
+pub fn loaders_of(variable: &str) -> &'static [&'static str] {
+    match variable {
+        "NUMEXPR_NUM_THREADS" | "NUMEXPR_MAX_THREADS" => &["numexpr", "pandas"],
+        "NUMBA_NUM_THREADS" => &["numba"],
+        "POLARS_MAX_THREADS" => &["polars"],
+        _ if capslint_cpu::thread_variables::is_read_at_load(variable) => BLAS_OR_OPENMP_LOADERS,
+        _ => &[],
+    }
+}
+
+/// What loading `package` starts that reads the variable, for the label at the import.
+pub fn what_loads(package: &str) -> &'static str {
+    match package {
+        "numpy" | "scipy" => "loads OpenBLAS or MKL, which size their thread pool now",
+        "sklearn" | "statsmodels" => "loads numpy/scipy (OpenBLAS or MKL) and OpenMP, which read their variables now",
+        "pandas" => "loads numpy and numexpr, which read their variables now",
+        "numexpr" => "sizes its thread pool now",
+        "numba" => "reads NUMBA_NUM_THREADS now",
+        "polars" => "reads POLARS_MAX_THREADS when its pool starts",
+        _ => "loads OpenMP and BLAS, which read their variables now",
+    }
+}
+
+/// Whether a call through an attribute named `attribute` (`jb.Parallel`, `ctx.Pool`, `os.environ.update`)
+/// can be one that a rule checks by its callee. Calls through other attributes are not resolved at all,
+/// which keeps the walk cheap on large files; calls of bare names are always resolved (they may be
+/// aliases such as `from joblib import Parallel as P`).
+pub fn is_interesting_attribute(attribute: &str) -> bool {
+    matches!(
+        attribute,
+        "Parallel"
+            | "parallel_config"
+            | "parallel_backend"
+            | "train"
+            | "cv"
+            | "Pool"
+            | "ProcessPoolExecutor"
+            | "ThreadPoolExecutor"
+            | "ThreadPool"
+            | "get_reusable_executor"
+            | "set_num_threads"
+            | "set_num_interop_threads"
+            | "omp_set_num_threads"
+            | "setNumThreads"
+            | "set_intra_op_parallelism_threads"
+            | "set_inter_op_parallelism_threads"
+            | "threadpool_limits"
+            | "limit"
+            | "setdefault"
+            | "update"
+            | "putenv"
+            | "__setitem__"
+            | "kubernetes"
+            | "add_argument"
+            | "option"
+            | "Option"
+            | "DEFINE_integer"
+    ) || attribute.ends_with("PodOperator")
+        || attribute.ends_with("PodOperatorAsync")
+        || ["lightgbm", "xgboost", "catboost"].iter().any(|module| booster_member(module, attribute).is_some())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every callee a rule matches must pass the attribute filter, or the rule would never see it.
+    #[test]
+    fn every_checked_callee_passes_the_attribute_filter() {
+        let mut callees: Vec<&str> = vec![
+            "joblib.Parallel",
+            "joblib.parallel_config",
+            "joblib.parallel_backend",
+            "lightgbm.LGBMClassifier",
+            "lightgbm.train",
+            "xgboost.XGBRFRegressor",
+            "xgboost.cv",
+            "catboost.CatBoostRanker",
+            "os.environ.setdefault",
+            "os.environ.update",
+            "os.putenv",
+            "airflow.KubernetesPodOperator.GKEStartPodOperator",
+        ];
+        callees.extend(POSITIONAL_PARALLELISM.iter().map(|(name, _)| *name));
+        callees.extend(PROCESS_POOLS.iter().map(|(name, ..)| *name));
+        for callee in callees {
+            let attribute = callee.rsplit('.').next().unwrap();
+            assert!(is_interesting_attribute(attribute), "`{callee}` would never be resolved");
+        }
+        for (_, canonical_name) in CANONICAL_PREFIXES {
+            if let Some(attribute) = canonical_name.rsplit('.').next().filter(|name| !name.is_empty()) {
+                assert!(
+                    is_interesting_attribute(attribute) || canonical_name.ends_with('.'),
+                    "`{canonical_name}` would never be resolved"
+                );
+            }
+        }
+    }
+}

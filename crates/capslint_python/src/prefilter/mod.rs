@@ -1,0 +1,124 @@
+//! The prefilter: a text search that tells, before parsing, that a Python file cannot have a finding, so
+//! that most files of a repository are never parsed. It looks for the words the rules need
+//! ([`crate::prefilter_words`]), written out or spelled indirectly ([`spelling`]); it may let a
+//! file through that has no finding, never the other way round.
+
+pub mod spelling;
+
+use std::sync::OnceLock;
+
+use aho_corasick::AhoCorasick;
+
+/// A multi-pattern substring search, in one pass: SIMD (Teddy) where the CPU has it, an automaton
+/// otherwise. It matches a text that contains any of its words, or both words of one of its pairs.
+pub struct WordSearch {
+    packed: Option<aho_corasick::packed::Searcher>,
+    automaton: AhoCorasick,
+    /// How many patterns are single words; the pairs' words follow them.
+    singles: usize,
+    /// The pairs, as pattern indexes.
+    pairs: Vec<(usize, usize)>,
+}
+
+impl WordSearch {
+    /// A search for any of `words`.
+    pub fn new(words: &[&str]) -> Self {
+        Self::with_pairs(words, &[])
+    }
+
+    /// A search for any of `words`, or both words of one of `pairs`.
+    pub fn with_pairs(words: &[&str], pairs: &[(&str, &str)]) -> Self {
+        let mut patterns: Vec<&str> = words.to_vec();
+        let mut indexes = Vec::new();
+        for (first, second) in pairs {
+            patterns.extend([*first, *second]);
+            indexes.push((patterns.len() - 2, patterns.len() - 1));
+        }
+        assert!(patterns.len() - words.len() <= 64, "pair words fit the bit set of a search");
+        WordSearch {
+            packed: aho_corasick::packed::Searcher::new(patterns.iter().copied()),
+            automaton: AhoCorasick::new(&patterns).expect("prefilter words are valid patterns"),
+            singles: words.len(),
+            pairs: indexes,
+        }
+    }
+
+    /// Whether `text` contains any of the words, or both words of a pair.
+    pub fn is_match(&self, text: &str) -> bool {
+        if self.pairs.is_empty() {
+            return match &self.packed {
+                Some(packed) => packed.find(text).is_some(),
+                None => self.automaton.is_match(text),
+            };
+        }
+        let mut seen = 0u64;
+        let mut completes = |pattern: usize| {
+            if pattern < self.singles {
+                return true;
+            }
+            seen |= 1 << (pattern - self.singles);
+            let has = |index: usize| seen & (1 << (index - self.singles)) != 0;
+            self.pairs.iter().any(|&(first, second)| has(first) && has(second))
+        };
+        match &self.packed {
+            Some(packed) => packed.find_iter(text).any(|found| completes(found.pattern().as_usize())),
+            None => self.automaton.find_iter(text).any(|found| completes(found.pattern().as_usize())),
+        }
+    }
+}
+
+fn python_prefilter() -> &'static WordSearch {
+    static SEARCH: OnceLock<WordSearch> = OnceLock::new();
+    SEARCH.get_or_init(|| WordSearch::with_pairs(&crate::prefilter_words(), crate::PREFILTER_WORD_PAIRS))
+}
+
+/// The names of the prefilter words that end with a call's `(` (`kubernetes(`), which Python also reads
+/// with blanks before the `(`.
+fn called_names() -> &'static [&'static str] {
+    static NAMES: OnceLock<Vec<&'static str>> = OnceLock::new();
+    NAMES.get_or_init(|| crate::prefilter_words().into_iter().filter_map(|word| word.strip_suffix('(')).collect())
+}
+
+/// Whether a Python text contains one of the words the rules need, written out or spelled indirectly
+/// (implicit concatenation, escapes, NFKC-folded identifiers, blanks before a call's `(`: see
+/// [`spelling`]). A text for which this is false has no findings, so it is never parsed.
+pub fn may_have_findings(text: &str) -> bool {
+    let search = python_prefilter();
+    search.is_match(text)
+        || called_names().iter().any(|name| spelling::called_after_a_gap(text, name))
+        || spelling::unfolded(text).iter().any(|unfolded| search.is_match(unfolded))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_written_out_or_spelled_indirectly_let_a_file_through() {
+        assert!(may_have_findings("Parallel(n_jobs=-1)(delayed(f)(x) for x in xs)\n"));
+        assert!(may_have_findings("f(**{\"n_\" \"jobs\": -1})\n"));
+        assert!(may_have_findings("@task.kubernetes (image=\"python\")\ndef f(): ...\n"));
+        assert!(!may_have_findings("import json\nprint(json.dumps({}))\n"));
+        // A project's operator, imported from another module: its name and the keyword every call writes.
+        assert!(may_have_findings("from plugins import TrainOperator\nTrainOperator(task_id=\"t\")\n"));
+        assert!(!may_have_findings("from scipy.sparse.linalg import LinearOperator\nLinearOperator((2, 2), f)\n"));
+    }
+
+    #[test]
+    fn a_pair_matches_only_with_both_words_in_any_order() {
+        let search = WordSearch::with_pairs(&["alpha"], &[("beta", "gamma")]);
+        assert!(search.is_match("gamma then beta"));
+        assert!(search.is_match("beta, gamma"));
+        assert!(!search.is_match("beta beta beta"));
+        assert!(!search.is_match("gamma"));
+        assert!(search.is_match("alpha"));
+    }
+
+    #[test]
+    fn a_word_search_finds_any_of_its_words() {
+        let search = WordSearch::new(&["alpha", "beta"]);
+        assert!(search.is_match("an alphabet"));
+        assert!(search.is_match("betamax"));
+        assert!(!search.is_match("gamma"));
+    }
+}

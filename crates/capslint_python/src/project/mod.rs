@@ -1,0 +1,318 @@
+//! Project-wide resolution: the values and classes other modules of the project define, for names a file
+//! imports (`from .settings import N_JOBS`, `settings.PARAMS`, `from ops import TrainOperator`).
+//!
+//! Modules are read on demand, when a rule needs the value of an imported name, never up front: a run on
+//! one file reads only the modules that file's findings depend on. A module is found from the importing
+//! file's location, as Python finds it when the project runs: a relative import from the importing file's
+//! package, an absolute one from the importing file's directory or one of the [`MAX_ANCESTORS`] above it
+//! (a project root, a `src/` layout). Each module read is summarised once per run ([`summary`]): its
+//! module-level constants, dicts and classes, evaluated with the same precision rules as inside one file
+//! (a name bound differently on two paths is unknown). A summary depends on that module's text alone;
+//! names it imports stay names ([`summary::Export::Alias`]) and are followed when they are looked up, at
+//! most [`MAX_HOPS`] modules deep, so import cycles end and the answers do not depend on the order the
+//! files were checked in. A lookup that reaches a limit (more hops, a module too large to read or whose
+//! analysis was stopped) returns the [`Cut`], for the importing file to report.
+
+pub mod summary;
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use rustc_hash::FxHashMap;
+
+use super::libraries;
+use super::limits::{Cut, Limit};
+use super::resolve::{CapNames, Resolved};
+use capslint_workspace::confine::Confinement;
+use summary::{Export, ModuleSummary, Unread};
+
+/// How many directories above the importing file an absolute import's top-level package may be found in.
+pub const MAX_ANCESTORS: usize = 4;
+
+/// How many modules one lookup may pass through (re-exports, `__init__` aliases, base classes).
+pub const MAX_HOPS: u32 = 8;
+
+/// The largest module read: constants and params modules are small, and this bounds what one import costs.
+pub const MAX_MODULE_BYTES: u64 = 1 << 20;
+
+type SummaryCell = Arc<OnceLock<Result<Arc<ModuleSummary>, Unread>>>;
+
+/// The modules of one run read so far, shared by every file's check.
+#[derive(Debug)]
+pub struct ProjectIndex {
+    cwd: PathBuf,
+    confinement: Arc<Confinement>,
+    summaries: Mutex<FxHashMap<(PathBuf, u64), SummaryCell>>,
+    files: Mutex<FxHashMap<PathBuf, bool>>,
+}
+
+impl ProjectIndex {
+    /// An empty index that reads modules only where `confinement` admits; display names of modules read
+    /// are relative to `cwd`.
+    pub fn new(cwd: PathBuf, confinement: Arc<Confinement>) -> Self {
+        ProjectIndex { cwd, confinement, summaries: Mutex::default(), files: Mutex::default() }
+    }
+
+    /// How many modules were read (summarised), for measurements.
+    pub fn modules_read(&self) -> usize {
+        self.summaries.lock().map_or(0, |summaries| summaries.values().filter(|cell| cell.get().is_some()).count())
+    }
+
+    fn is_file(&self, path: &Path) -> bool {
+        if let Some(known) = self.files.lock().ok().and_then(|files| files.get(path).copied()) {
+            return known;
+        }
+        let exists = self.confinement.file(path, "").is_ok();
+        if let Ok(mut files) = self.files.lock() {
+            files.insert(path.to_path_buf(), exists);
+        }
+        exists
+    }
+
+    /// The summary of the module at `path`, read and summarised on first use.
+    fn summary(&self, path: &Path, caps: &CapNames) -> Result<Arc<ModuleSummary>, Unread> {
+        let key = (path.to_path_buf(), caps_key(caps));
+        let cell = {
+            let mut summaries = self.summaries.lock().map_err(|_| Unread::Unreadable)?;
+            Arc::clone(summaries.entry(key).or_default())
+        };
+        // Summarising reads no other module, so no thread waits here on a cell that waits on it.
+        cell.get_or_init(|| {
+            let display = capslint_workspace::discover::display_name(path, &self.cwd);
+            summary::read(path, display, caps, &self.confinement).map(Arc::new)
+        })
+        .clone()
+    }
+
+    /// The cut of a lookup that needed the module at `path`, which was not summarised because of `limit`.
+    fn module_cut(&self, path: &Path, limit: Limit) -> Cut {
+        Cut::at_subject(limit, format!("`{}`", capslint_workspace::discover::display_name(path, &self.cwd)))
+    }
+
+    /// Finds the module that defines `qualified` as imported from `from`, and the attribute path inside it
+    /// (`["N_JOBS"]`, `["Defaults", "N_JOBS"]`).
+    fn locate(&self, from: &Path, qualified: &str) -> Option<(PathBuf, Vec<String>)> {
+        let level = qualified.bytes().take_while(|byte| *byte == b'.').count();
+        let parts: Vec<&str> = qualified[level..].split('.').filter(|part| !part.is_empty()).collect();
+        if parts.len() < 2 && level == 0 {
+            return None;
+        }
+        let directory = from.parent()?;
+        let bases: Vec<PathBuf> = if level > 0 {
+            directory.ancestors().nth(level - 1).map(Path::to_path_buf).into_iter().collect()
+        } else {
+            if libraries::is_known_package(parts[0]) {
+                return None;
+            }
+            // Each directory, and the `src/` of each (the src layout, whose package a DAG folder or a
+            // script beside it imports once the project is installed).
+            directory
+                .ancestors()
+                .take(MAX_ANCESTORS + 1)
+                .flat_map(|ancestor| [ancestor.to_path_buf(), ancestor.join("src")])
+                .collect()
+        };
+        for base in &bases {
+            // The longest module path first: `a.b.C` is the class `C` of `a/b.py` before the attribute
+            // `b.C` of `a/__init__.py`.
+            for split in (usize::from(level == 0)..parts.len()).rev() {
+                let module: PathBuf = parts[..split].iter().collect();
+                let candidates = if split == 0 {
+                    vec![base.join("__init__.py")]
+                } else {
+                    vec![base.join(&module).with_extension("py"), base.join(&module).join("__init__.py")]
+                };
+                for candidate in candidates {
+                    if candidate != from && self.is_file(&candidate) {
+                        let attributes = parts[split..].iter().map(|part| (*part).to_string()).collect();
+                        return Some((candidate, attributes));
+                    }
+                }
+            }
+        }
+        None
+    }
+
+    /// Follows `qualified`, imported from `from`, to the export that defines it: `Ok(None)` when no module
+    /// of the project defines it (or the imports form a cycle), the [`Cut`] when a limit stopped the
+    /// lookup. `trail` holds the modules and names passed through so far.
+    fn export(
+        &self,
+        from: &Path,
+        qualified: &str,
+        caps: &CapNames,
+        trail: &mut Vec<(PathBuf, String)>,
+    ) -> Result<Option<Found>, Cut> {
+        let Some((path, attributes)) = self.locate(from, qualified) else { return Ok(None) };
+        let step = (path.clone(), attributes.join("."));
+        if trail.contains(&step) {
+            // An import cycle: Python cannot import the name either.
+            return Ok(None);
+        }
+        if trail.len() > MAX_HOPS as usize {
+            return Err(Cut::at_subject(Limit::ModuleHops, format!("`{qualified}`")));
+        }
+        trail.push(step);
+        let summary = match self.summary(&path, caps) {
+            Ok(summary) => summary,
+            Err(Unread::Limit(limit)) => return Err(self.module_cut(&path, limit)),
+            Err(Unread::Unreadable) => return Ok(None),
+        };
+        let Some((first, rest)) = attributes.split_first() else { return Ok(None) };
+        let Some(export) = summary.names.get(first) else { return Ok(None) };
+        Ok(match (export, rest) {
+            (Export::Alias(target), _) => {
+                let target = if rest.is_empty() { target.clone() } else { format!("{target}.{}", rest.join(".")) };
+                return self.export(&path, &target, caps, trail);
+            }
+            (Export::Class(_), []) | (Export::Value(_), []) => Some(Found { summary, path: vec![first.clone()] }),
+            (Export::Class(class), [attribute]) if class.attributes.contains_key(attribute) => {
+                Some(Found { summary, path: vec![first.clone(), attribute.clone()] })
+            }
+            _ => None,
+        })
+    }
+}
+
+/// Where a lookup ended: a module's summary and the export's path in it.
+struct Found {
+    summary: Arc<ModuleSummary>,
+    path: Vec<String>,
+}
+
+impl Found {
+    fn export(&self) -> Option<&Export> {
+        let export = self.summary.names.get(&self.path[0])?;
+        match (export, self.path.get(1)) {
+            (export, None) => Some(export),
+            (Export::Class(class), Some(attribute)) => class.attributes.get(attribute),
+            _ => None,
+        }
+    }
+}
+
+/// A hash of the cap names a summary was made with: modules are summarised once per configuration.
+fn caps_key(caps: &CapNames) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = rustc_hash::FxHasher::default();
+    caps.variables.hash(&mut hasher);
+    caps.helpers.hash(&mut hasher);
+    hasher.finish()
+}
+
+/// The project as one file's resolver sees it: the shared index and the file's own path.
+#[derive(Debug, Clone, Copy)]
+pub struct ProjectContext<'m> {
+    /// The run's index.
+    pub index: &'m ProjectIndex,
+    /// The file being checked.
+    pub file: &'m Path,
+}
+
+impl ProjectContext<'_> {
+    /// The value the project gives the imported name `qualified`, with its definition as the binding;
+    /// `Ok(None)` when the project does not define it, the [`Cut`] when a limit stopped the lookup.
+    pub fn value(&self, qualified: &str, caps: &CapNames) -> Result<Option<Resolved<'static>>, Cut> {
+        let Some(found) = self.index.export(self.file, qualified, caps, &mut Vec::new())? else { return Ok(None) };
+        Ok(match found.export() {
+            Some(Export::Value(value)) => Some(value.resolved(&found.summary.file)),
+            _ => None,
+        })
+    }
+
+    /// The pod operator the imported class `qualified` subclasses, when the project defines it as a
+    /// subclass of one (directly or through other classes of the project) without an `__init__` of its own
+    /// that may set resources or environment. The [`Cut`] when the chain of classes passes through more
+    /// than [`MAX_HOPS`] modules.
+    pub fn pod_operator(&self, qualified: &str, caps: &CapNames) -> Result<Option<String>, Cut> {
+        let mut from = self.file.to_path_buf();
+        let mut current = qualified.to_string();
+        let mut trail = Vec::new();
+        while trail.len() <= MAX_HOPS as usize {
+            let Some(found) = self.index.export(&from, &current, caps, &mut trail)? else { return Ok(None) };
+            let Some(Export::Class(class)) = found.export() else { return Ok(None) };
+            if class.sets_pod_arguments {
+                return Ok(None);
+            }
+            let base = class.bases.iter().find_map(|base| {
+                let canonical = libraries::canonical(base).into_owned();
+                libraries::is_pod_operator(&canonical).then_some(canonical)
+            });
+            if base.is_some() {
+                return Ok(base);
+            }
+            // A base that is itself a class of the project.
+            let [base] = class.bases.as_slice() else { return Ok(None) };
+            from = found.summary.path.clone();
+            current = base.clone();
+        }
+        Err(Cut::at_subject(Limit::ModuleHops, format!("`{current}`")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::resolve::Value;
+
+    fn project(files: &[(&str, &str)]) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        for (path, text) in files {
+            let path = dir.path().join(path);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        dir
+    }
+
+    fn value(index: &ProjectIndex, from: &Path, qualified: &str) -> Option<i64> {
+        let context = ProjectContext { index, file: from };
+        match context.value(qualified, &CapNames::default()).ok()??.value {
+            Value::Int(value) => Some(value),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn a_lookup_reads_only_the_modules_it_passes_through() {
+        let dir = project(&[
+            ("pkg/__init__.py", "from .defaults import N_JOBS\n"),
+            ("pkg/defaults.py", "N_JOBS = -1\n"),
+            ("pkg/unrelated.py", "WORKERS = 3\n"),
+            ("pkg/other.py", "X = 1\n"),
+            ("train.py", ""),
+        ]);
+        let index = ProjectIndex::new(dir.path().to_path_buf(), Arc::new(Confinement::new([dir.path().to_path_buf()])));
+        let from = dir.path().join("train.py");
+        assert_eq!(value(&index, &from, "pkg.N_JOBS"), Some(-1));
+        assert_eq!(index.modules_read(), 2, "the package's __init__ and the module it re-exports from");
+        assert_eq!(value(&index, &from, "pkg.N_JOBS"), Some(-1));
+        assert_eq!(index.modules_read(), 2, "a module is read once");
+    }
+
+    #[test]
+    fn cycles_and_missing_modules_are_unknown() {
+        let dir = project(&[
+            ("a.py", "from b import X\n"),
+            ("b.py", "from a import X\n"),
+            ("c.py", "from .... import X\nfrom c import C\nC = C\n"),
+        ]);
+        let index = ProjectIndex::new(dir.path().to_path_buf(), Arc::new(Confinement::new([dir.path().to_path_buf()])));
+        let from = dir.path().join("main.py");
+        assert_eq!(value(&index, &from, "a.X"), None);
+        assert_eq!(value(&index, &from, "missing.X"), None);
+        assert_eq!(value(&index, &from, "c.C"), None);
+        assert_eq!(value(&index, &from, "......deep.X"), None);
+        assert_eq!(value(&index, &from, "numpy.X"), None, "libraries are never looked up");
+    }
+
+    #[test]
+    fn values_bound_differently_on_two_paths_are_unknown() {
+        let dir =
+            project(&[("conf.py", "import os\nif os.environ.get('CI'):\n    N = 1\nelse:\n    N = -1\nM = -1\n")]);
+        let index = ProjectIndex::new(dir.path().to_path_buf(), Arc::new(Confinement::new([dir.path().to_path_buf()])));
+        let from = dir.path().join("main.py");
+        assert_eq!(value(&index, &from, "conf.N"), None);
+        assert_eq!(value(&index, &from, "conf.M"), Some(-1));
+    }
+}

@@ -1,0 +1,1300 @@
+//! Resolution on top of the semantic model: what a callee is, fully qualified, and what a value
+//! resolves to (constants, dicts and merges, node CPU counts, cap reads), following names a reader would.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::sync::Arc;
+
+use ruff_python_ast::{self as ast, Expr, Number, Operator, UnaryOp};
+use ruff_text_size::{Ranged, TextRange, TextSize};
+use rustc_hash::{FxHashMap, FxHashSet};
+
+use super::budget::Budget;
+use super::limits::{Cut, Limit};
+use super::project::ProjectContext;
+use capslint_diagnostics::source::SourceFile;
+
+use super::libraries::{self, NODE_CPU_COUNT_CALLS, QUOTA_AWARE_CPU_COUNT_CALLS};
+use super::semantic::{Binding, BindingKind, DictMutation, ScopeId, SemanticModel};
+use capslint_cpu::thread_variables;
+
+/// Bounds recursion through names, so cyclic or very deep definitions cannot hang or overflow.
+pub const MAX_DEPTH: u32 = 24;
+
+/// How many alternative definitions of one name are followed before the value counts as unknown.
+pub const MAX_ALTERNATIVES: usize = 16;
+
+/// What one memoised result costs of the budget (it is kept until the file is done).
+const MEMO_STEPS: u64 = 4;
+
+/// The memo tag of a result that no depth limit cut short: valid at any depth.
+const COMPLETE: u32 = u32::MAX;
+
+/// What a memoised result is keyed by: the expression (by address: the tree outlives the resolver),
+/// where it is evaluated, and [`COMPLETE`] or the depth it was cut short at.
+type MemoKey = (usize, ScopeId, TextSize, u32);
+
+/// Memoised results, with the first limit that cut each short (`None` for a complete one).
+type Memo<T> = RefCell<FxHashMap<MemoKey, (T, Option<Cut>)>>;
+
+/// The calls whose result is a namespace a callee can be found in: a multiprocessing context, a
+/// threadpoolctl controller, or an imported module.
+const NAMESPACE_CALLS: &[&str] = &[
+    "multiprocessing.get_context",
+    "threadpoolctl.ThreadpoolController",
+    "pytest.importorskip",
+    "importlib.import_module",
+    "builtins.__import__",
+];
+
+/// A position in the program: the scope an expression is evaluated in and where.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct At {
+    /// The scope of the use.
+    pub scope: ScopeId,
+    /// The offset of the use.
+    pub offset: TextSize,
+}
+
+/// Why a value could not be resolved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unknown {
+    /// A function parameter: the caller decides.
+    Parameter,
+    /// Something else (an attribute, a call result, another module's value, conflicting definitions).
+    Other,
+    /// Another module's value that its resolution stopped following at a limit.
+    Cut(Limit),
+}
+
+/// Where a value was defined: in the file being checked, or in another module of the project.
+#[derive(Debug, Clone)]
+pub enum Site {
+    /// A range of the file being checked.
+    Here(TextRange),
+    /// A range of another file, read because the file being checked imports from it.
+    Elsewhere {
+        /// The other file.
+        file: Arc<SourceFile>,
+        /// The range in it.
+        range: TextRange,
+    },
+}
+
+impl Site {
+    /// The range, when it is in the file being checked.
+    pub fn here(&self) -> Option<TextRange> {
+        match self {
+            Site::Here(range) => Some(*range),
+            Site::Elsewhere { .. } => None,
+        }
+    }
+}
+
+impl From<TextRange> for Site {
+    fn from(range: TextRange) -> Self {
+        Site::Here(range)
+    }
+}
+
+/// The value of a dict entry: an expression of this file, evaluated lazily where it was written, or a
+/// value another module of the project defines, evaluated when that module was read.
+#[derive(Debug, Clone)]
+pub enum EntryValue<'a> {
+    /// Written in this file.
+    Written {
+        /// The value expression.
+        expr: &'a Expr,
+        /// Where it is evaluated.
+        at: At,
+    },
+    /// Defined in another module.
+    Imported {
+        /// The value, with its definition as the binding.
+        resolved: Rc<Resolved<'static>>,
+        /// The value's source text, for messages.
+        text: Rc<str>,
+    },
+}
+
+/// One entry of a resolved dict.
+#[derive(Debug, Clone)]
+pub struct DictEntry<'a> {
+    /// The key.
+    pub key: String,
+    /// The whole entry (`"n_jobs": -1`, or `n_jobs=-1` in `dict(...)`), for reporting; for an entry
+    /// defined in another module, its range there.
+    pub range: TextRange,
+    /// The value.
+    pub value: EntryValue<'a>,
+}
+
+impl<'a> DictEntry<'a> {
+    fn written(key: String, range: TextRange, expr: &'a Expr, at: At) -> Self {
+        DictEntry { key, range, value: EntryValue::Written { expr, at } }
+    }
+
+    /// The value expression and where to evaluate it, when the entry is written in this file.
+    pub fn expr(&self) -> Option<(&'a Expr, At)> {
+        match &self.value {
+            EntryValue::Written { expr, at } => Some((expr, *at)),
+            EntryValue::Imported { .. } => None,
+        }
+    }
+
+    /// Whether another module defines the entry (its range is not in this file).
+    pub fn is_imported(&self) -> bool {
+        matches!(self.value, EntryValue::Imported { .. })
+    }
+
+    /// The value's source text, for messages.
+    pub fn value_text<'s>(&'s self, source: &'s str) -> &'s str {
+        match &self.value {
+            EntryValue::Written { expr, .. } => &source[expr.range()],
+            EntryValue::Imported { text, .. } => text,
+        }
+    }
+}
+
+/// A dict literal, `dict(...)` call or merge, with later mutations applied.
+#[derive(Debug, Clone, Default)]
+pub struct DictValue<'a> {
+    /// The entries, later ones overriding earlier ones with the same key.
+    pub entries: Vec<DictEntry<'a>>,
+    /// Whether part of it could not be resolved (`**unknown`, `.update(unknown)`).
+    pub open: bool,
+    /// Where the dict literal was written, if it came through a name.
+    pub origin: Option<Site>,
+}
+
+impl<'a> DictValue<'a> {
+    /// The effective entry for `key`: the last one written.
+    pub fn get(&self, key: &str) -> Option<&DictEntry<'a>> {
+        self.entries.iter().rev().find(|entry| entry.key == key)
+    }
+
+    /// The effective entries, one per key, in first-written order of their final value.
+    pub fn effective_entries(&self) -> impl Iterator<Item = &DictEntry<'a>> {
+        let last = self.last_writes();
+        self.entries.iter().zip(last).filter_map(|(entry, last)| last.then_some(entry))
+    }
+
+    /// For each entry, whether no later entry writes its key.
+    fn last_writes(&self) -> Vec<bool> {
+        let mut seen = FxHashSet::default();
+        let mut last = vec![false; self.entries.len()];
+        for (index, entry) in self.entries.iter().enumerate().rev() {
+            last[index] = seen.insert(entry.key.as_str());
+        }
+        last
+    }
+
+    /// Drops the entries a later one overrides, so merging copies each key once.
+    fn dedup(&mut self) {
+        let last = self.last_writes();
+        let mut index = 0;
+        self.entries.retain(|_| {
+            index += 1;
+            last[index - 1]
+        });
+    }
+}
+
+/// What an expression resolves to.
+#[derive(Debug, Clone)]
+pub enum Value<'a> {
+    /// An integer.
+    Int(i64),
+    /// A float.
+    Float(f64),
+    /// A string.
+    Str(String),
+    /// `True` / `False`.
+    Bool(bool),
+    /// `None`.
+    None,
+    /// A dict (shared: resolved values are memoised and copied often).
+    Dict(Rc<DictValue<'a>>),
+    /// A tuple or list of string literals (e.g. the variables a loop sets).
+    Strings(Vec<String>),
+    /// Derived from a node-wide CPU count; `call` names the function, `origin` is the call.
+    NodeCpus {
+        /// The counting function, as written canonically (`os.cpu_count`).
+        call: &'static str,
+        /// The call expression.
+        origin: Site,
+    },
+    /// Derived from the size of the data (`len(...)`).
+    DataSize {
+        /// The `len(...)` call.
+        origin: Site,
+    },
+    /// Bounded by the pod's CPU cap: a cap variable read, a configured helper, a quota-aware count.
+    Capped,
+    /// Not known statically.
+    Unknown(Unknown),
+}
+
+impl Value<'_> {
+    /// Whether the value is a known number (int, or float truncated as joblib does).
+    pub fn as_int(&self) -> Option<i64> {
+        match self {
+            Value::Int(value) => Some(*value),
+            Value::Float(value) if value.is_finite() => Some(value.floor() as i64),
+            Value::Bool(value) => Some(i64::from(*value)),
+            _ => None,
+        }
+    }
+}
+
+/// A resolved value and, when it came through a name, where that name was bound.
+#[derive(Debug, Clone)]
+pub struct Resolved<'a> {
+    /// The value.
+    pub value: Value<'a>,
+    /// The first binding followed, for a secondary label ("`N_JOBS` is defined here").
+    pub binding: Option<Site>,
+}
+
+impl<'a> Resolved<'a> {
+    fn of(value: Value<'a>) -> Self {
+        Resolved { value, binding: None }
+    }
+
+    fn through(mut self, binding: impl Into<Site>) -> Self {
+        self.binding.get_or_insert_with(|| binding.into());
+        self
+    }
+}
+
+/// The names that make a value "bounded": cap variables and helper functions.
+#[derive(Debug, Clone, Default)]
+pub struct CapNames {
+    /// Configured thread-cap variables (plus the Downward API variable).
+    pub variables: Vec<String>,
+    /// Configured helper functions (fully qualified).
+    pub helpers: Vec<String>,
+}
+
+impl CapNames {
+    /// The names the settings make bounded: the configured thread caps, the Downward API variable and
+    /// the cap helpers.
+    pub fn for_settings(settings: &capslint_workspace::settings::Settings) -> Self {
+        let mut variables = settings.thread_caps.clone();
+        variables.extend(settings.limit_env.iter().cloned());
+        CapNames { variables, helpers: settings.cap_helpers.clone() }
+    }
+
+    /// Whether reading `variable` yields a value bounded by the pod's CPU cap.
+    pub fn is_cap_variable(&self, variable: &str) -> bool {
+        thread_variables::is_cap(variable)
+            || self.variables.iter().any(|name| name == variable)
+            || variable.ends_with("CPU_LIMIT")
+    }
+}
+
+/// Answers "what is this callee?" and "what does this value resolve to?" for one module.
+///
+/// The value and the qualified name of each assignment are computed once and memoised, so a name used
+/// many times (`a1 = max(a0, a0)`, `p1 = {**p0, **p0}`) costs its definition once, not once per path to
+/// it. A result that [`MAX_DEPTH`] cut short is memoised for that depth only, so the answers are the same
+/// as without memoisation. Every step spends the file's [`Budget`]; once it is gone, everything resolves
+/// to unknown and the caller reports the file instead of its findings. A result that another limit cut
+/// short ([`Limit`]) is unknown too, and the first such [`Cut`] is kept for the caller ([`Resolver::watch`]).
+pub struct Resolver<'m, 'a> {
+    model: &'m SemanticModel<'a>,
+    /// The project's other modules, read when an imported value is needed.
+    project: Option<ProjectContext<'m>>,
+    caps: &'m CapNames,
+    budget: &'m Budget,
+    values: Memo<Resolved<'a>>,
+    names: Memo<Option<String>>,
+    /// The first limit that cut a result short since [`Resolver::watch`] started watching: a result
+    /// computed while none did is complete.
+    cut: RefCell<Option<Cut>>,
+}
+
+impl<'m, 'a> Resolver<'m, 'a> {
+    /// A resolver over `model` that recognises the given cap names and spends `budget`.
+    pub fn new(model: &'m SemanticModel<'a>, caps: &'m CapNames, budget: &'m Budget) -> Self {
+        Resolver {
+            model,
+            project: None,
+            caps,
+            budget,
+            values: RefCell::default(),
+            names: RefCell::default(),
+            cut: RefCell::default(),
+        }
+    }
+
+    /// Resolves imported names through the project's other modules.
+    #[must_use]
+    pub fn with_project(mut self, project: ProjectContext<'m>) -> Self {
+        self.project = Some(project);
+        self
+    }
+
+    /// The value another module of the project gives the imported name `qualified`.
+    fn imported(&self, qualified: &str, offset: TextSize) -> Resolved<'a> {
+        let unknown = Resolved::of(Value::Unknown(Unknown::Other));
+        let Some(project) = &self.project else { return unknown };
+        if !self.spend(MEMO_STEPS, offset) {
+            return unknown;
+        }
+        match project.value(qualified, self.caps) {
+            Ok(Some(resolved)) => {
+                self.cut_in_other_module(&resolved, qualified);
+                resolved
+            }
+            Ok(None) => unknown,
+            Err(cut) => {
+                self.record(cut);
+                unknown
+            }
+        }
+    }
+
+    /// Records the cut of a value another module's resolution stopped following, at its definition there.
+    fn cut_in_other_module(&self, resolved: &Resolved<'_>, subject: &str) {
+        if let Value::Unknown(Unknown::Cut(limit)) = resolved.value {
+            let cut = match &resolved.binding {
+                Some(site) => Cut { limit, site: Some(site.clone()), subject: None },
+                None => Cut::at_subject(limit, format!("`{subject}`")),
+            };
+            self.record(cut);
+        }
+    }
+
+    /// Spends one step at `offset`; false (and the result counts as cut short) once the budget is gone.
+    fn spend(&self, units: u64, offset: TextSize) -> bool {
+        let ok = self.budget.spend(units, offset);
+        if !ok {
+            self.record(Cut::here(Limit::Budget, TextRange::empty(offset)));
+        }
+        ok
+    }
+
+    /// Notes that a limit outside the resolver (a rule's own nesting bound) cut the value being computed
+    /// short, as [`Resolver::watch`] reports it.
+    pub fn note_limit(&self, cut: Cut) {
+        self.record(cut);
+    }
+
+    /// Notes that a limit cut the result being computed short; the first cut is kept.
+    fn record(&self, cut: Cut) {
+        let mut pending = self.cut.borrow_mut();
+        if pending.is_none() {
+            *pending = Some(cut);
+        }
+    }
+
+    /// Runs `compute` and returns its result with the first limit that cut it short, if any: `None`
+    /// means the result is complete.
+    pub fn watch<T>(&self, compute: impl FnOnce() -> T) -> (T, Option<Cut>) {
+        let outer = self.cut.take();
+        let result = compute();
+        let inner = self.cut.take();
+        *self.cut.borrow_mut() = outer.or_else(|| inner.clone());
+        (result, inner)
+    }
+
+    /// Runs `compute` once per key and depth class (see [`Resolver`]).
+    fn memoised<T: Clone>(
+        &self,
+        memo: &Memo<T>,
+        key: (usize, ScopeId, TextSize),
+        depth: u32,
+        compute: impl FnOnce() -> T,
+    ) -> T {
+        let (address, scope, offset) = key;
+        if let Some((hit, _)) = memo.borrow().get(&(address, scope, offset, COMPLETE)) {
+            return hit.clone();
+        }
+        if let Some((hit, cut)) = memo.borrow().get(&(address, scope, offset, depth)) {
+            if let Some(cut) = cut {
+                self.record(cut.clone());
+            }
+            return hit.clone();
+        }
+        let (result, cut) = self.watch(compute);
+        // What the memo holds is paid for too, so the budget bounds memory as well as time.
+        if !self.spend(MEMO_STEPS, key.2) {
+            return result;
+        }
+        let tag = if cut.is_none() { COMPLETE } else { depth };
+        memo.borrow_mut().insert((address, scope, offset, tag), (result.clone(), cut));
+        result
+    }
+
+    /// Whether `name` is a configured helper that returns a bound derived from the pod's CPU limit.
+    pub fn is_cap_helper(&self, name: &str) -> bool {
+        self.caps.helpers.iter().any(|helper| helper == name)
+    }
+
+    /// Whether reading the environment variable `name` yields a bounded value.
+    pub fn is_cap_variable(&self, name: &str) -> bool {
+        self.caps.is_cap_variable(name)
+    }
+
+    /// Follows a name to the single expression it was assigned from, with the position to evaluate it at.
+    /// A chain of more than [`MAX_DEPTH`] names is cut there (the name is returned).
+    pub fn definition(&self, expr: &'a Expr, at: At) -> (&'a Expr, At) {
+        let mut current = (expr, at);
+        for hops in 0..=MAX_DEPTH {
+            let Expr::Name(name) = current.0 else { break };
+            let Some((scope, bindings)) =
+                self.model.reaching_bindings(name.id.as_str(), current.1.scope, current.1.offset)
+            else {
+                break;
+            };
+            let [binding] = bindings else { break };
+            let BindingKind::Assign(value) = binding.kind else { break };
+            if hops == MAX_DEPTH {
+                self.record(Cut::here(Limit::Depth, name.range));
+                break;
+            }
+            current = (value, At { scope, offset: binding.range.start() });
+        }
+        current
+    }
+
+    /// The semantic model.
+    pub fn model(&self) -> &'m SemanticModel<'a> {
+        self.model
+    }
+
+    /// The canonical qualified name of `expr` (`jb.Parallel` -> `joblib.Parallel`), if it is an import.
+    pub fn qualified_name(&self, expr: &'a Expr, at: At) -> Option<String> {
+        self.raw_qualified_name(expr, at, 0).map(|name| libraries::canonical(&name).into_owned())
+    }
+
+    fn raw_qualified_name(&self, expr: &'a Expr, at: At, depth: u32) -> Option<String> {
+        if depth > MAX_DEPTH {
+            self.record(Cut::here(Limit::Depth, expr.range()));
+            return None;
+        }
+        if !self.spend(1, expr.start()) {
+            return None;
+        }
+        match expr {
+            Expr::Name(name) => {
+                let id = name.id.as_str();
+                match self.model.reaching_bindings(id, at.scope, at.offset) {
+                    Some((scope, bindings)) => {
+                        // `try: import xgboost / except ImportError: xgboost = None`: where the name is
+                        // called, it is the module.
+                        let bindings: Vec<&Binding<'a>> = bindings
+                            .iter()
+                            .filter(|binding| !matches!(binding.kind, BindingKind::Assign(Expr::NoneLiteral(_))))
+                            .collect();
+                        let mut names = bindings
+                            .iter()
+                            .take(MAX_ALTERNATIVES)
+                            .map(|binding| self.binding_qualified(binding, scope, depth));
+                        let first = names.next()??;
+                        let agree = names.all(|other| other.as_deref() == Some(first.as_str()));
+                        self.within_alternatives(agree, bindings.get(MAX_ALTERNATIVES).map(|binding| binding.range))
+                            .then_some(first)
+                    }
+                    None => {
+                        self.star_imported(id, at.scope).or_else(|| is_builtin(id).then(|| format!("builtins.{id}")))
+                    }
+                }
+            }
+            Expr::Attribute(attribute) => {
+                let base = self.raw_qualified_name(&attribute.value, at, depth + 1)?;
+                Some(format!("{base}.{}", attribute.attr.as_str()))
+            }
+            Expr::Call(call) => {
+                // A method whose name none of them has (`df.dropna()`) is not followed down its chain.
+                if let Expr::Attribute(method) = call.func.as_ref()
+                    && !NAMESPACE_CALLS.iter().any(|known| known.rsplit('.').next() == Some(method.attr.as_str()))
+                {
+                    return None;
+                }
+                let Some(base) = self.raw_qualified_name(&call.func, at, depth + 1) else {
+                    return self.getter_result(call, at, depth);
+                };
+                let canonical = libraries::canonical(&base);
+                // Only calls whose result is itself a namespace we know are followed ([`NAMESPACE_CALLS`]).
+                match canonical.as_ref() {
+                    "multiprocessing.get_context" | "threadpoolctl.ThreadpoolController" => {
+                        Some(format!("{canonical}()"))
+                    }
+                    // Calls that import a module and return it.
+                    "pytest.importorskip" | "importlib.import_module" | "builtins.__import__" => {
+                        let argument = call.arguments.args.first().or_else(|| {
+                            call.arguments
+                                .find_keyword("modname")
+                                .or(call.arguments.find_keyword("name"))
+                                .map(|k| &k.value)
+                        })?;
+                        let Value::Str(module) = self.eval_depth(argument, at, depth + 1).value else { return None };
+                        // `__import__("a.b")` returns the top-level package `a`.
+                        let module = if canonical == "builtins.__import__" {
+                            module.split('.').next().unwrap_or_default().to_string()
+                        } else {
+                            module
+                        };
+                        (!module.is_empty() && !module.starts_with('.')).then_some(module)
+                    }
+                    _ => None,
+                }
+            }
+            _ => None,
+        }
+    }
+
+    /// A class of this module that subclasses a pod operator stands for that operator
+    /// (`class TrainOperator(KubernetesPodOperator): ...`), unless its own `__init__` may set what the
+    /// rules look for (resources or environment), which a call would then not show.
+    fn pod_operator_base(&self, class: &'a ast::StmtClassDef, scope: ScopeId, depth: u32) -> Option<String> {
+        let arguments = class.arguments.as_ref()?;
+        let at = At { scope, offset: class.range.start() };
+        let base = arguments.args.iter().find_map(|base| {
+            let name = self.raw_qualified_name(base, at, depth + 1)?;
+            let canonical = libraries::canonical(&name).into_owned();
+            libraries::is_pod_operator(&canonical).then_some(canonical)
+        })?;
+        (!init_sets_pod_arguments(class)).then_some(base)
+    }
+
+    /// The module or class a call of a function of this module returns, when every `return` of the
+    /// function returns the same one: a lazy getter (`def lgb(): import lightgbm; return lightgbm`).
+    fn getter_result(&self, call: &'a ast::ExprCall, at: At, depth: u32) -> Option<String> {
+        let Expr::Name(name) = call.func.as_ref() else { return None };
+        let (_, bindings) = self.model.reaching_bindings(name.id.as_str(), at.scope, at.offset)?;
+        let [Binding { kind: BindingKind::Function(function), .. }] = bindings else { return None };
+        let scope = self.model.scope_of_node(function.range.start())?;
+        let mut returns = Vec::new();
+        collect_returns(&function.body, &mut returns);
+        let key = (std::ptr::from_ref(*function) as usize, scope, function.range.start());
+        self.memoised(&self.names, key, depth, || {
+            let mut names = returns
+                .iter()
+                .take(MAX_ALTERNATIVES)
+                .map(|(value, offset)| self.raw_qualified_name(value, At { scope, offset: *offset }, depth + 1));
+            let first = names.next()??;
+            let agree = names.all(|other| other.as_deref() == Some(first.as_str()));
+            self.within_alternatives(agree, returns.get(MAX_ALTERNATIVES).map(|(value, _)| value.range()))
+                .then_some(first)
+        })
+    }
+
+    /// Whether the alternatives followed (the first [`MAX_ALTERNATIVES`]) decide the answer: they `agree`,
+    /// and there are no more of them (`beyond` is the first one not followed, which is then a cut).
+    fn within_alternatives(&self, agree: bool, beyond: Option<TextRange>) -> bool {
+        match beyond {
+            Some(range) if agree => {
+                self.record(Cut::here(Limit::Alternatives, range));
+                false
+            }
+            _ => agree,
+        }
+    }
+
+    fn binding_qualified(&self, binding: &Binding<'a>, scope: ScopeId, depth: u32) -> Option<String> {
+        match binding.kind {
+            BindingKind::Import(index) => {
+                let name = self.model.import_name(index);
+                Some(self.project_operator(name).unwrap_or_else(|| name.to_string()))
+            }
+            BindingKind::Class(class) => {
+                // Once per class: its bases and its `__init__` are read for every call of it otherwise.
+                let key = (std::ptr::from_ref(class) as usize, scope, class.range.start());
+                self.memoised(&self.names, key, depth, || self.pod_operator_base(class, scope, depth))
+            }
+            BindingKind::Assign(value) => {
+                let at = At { scope, offset: binding.range.start() };
+                let key = (std::ptr::from_ref(value) as usize, scope, at.offset);
+                self.memoised(&self.names, key, depth, || self.raw_qualified_name(value, at, depth + 1))
+            }
+            _ => None,
+        }
+    }
+
+    /// The pod operator an imported class of the project stands for (`from .operators import
+    /// TrainOperator`, a subclass of `KubernetesPodOperator` there). Only names of the Airflow operator
+    /// convention (`...Operator`) are looked up, so resolving callees reads no other module otherwise.
+    fn project_operator(&self, name: &str) -> Option<String> {
+        let project = self.project.as_ref()?;
+        let last = name.rsplit('.').next()?;
+        if !last.ends_with("Operator") || libraries::is_pod_operator(&libraries::canonical(name)) {
+            return None;
+        }
+        project.pod_operator(name, self.caps).unwrap_or_else(|cut| {
+            self.record(cut);
+            None
+        })
+    }
+
+    /// The name a star import brings into `scope`: the one star-imported module's, or, with several, the
+    /// one candidate that is a callee capslint knows (`from catboost import *` and
+    /// `from catboost.datasets import *` both in a notebook: `CatBoostRegressor` is catboost's).
+    fn star_imported(&self, name: &str, scope: ScopeId) -> Option<String> {
+        let mut current = Some(scope);
+        while let Some(id) = current {
+            match self.model.star_imports(id) {
+                [] => {}
+                [module] => return Some(format!("{module}.{name}")),
+                modules => {
+                    let mut known = modules
+                        .iter()
+                        .map(|module| format!("{module}.{name}"))
+                        .filter(|candidate| libraries::is_known_callee(&libraries::canonical(candidate)));
+                    let first = known.next()?;
+                    return known.next().is_none().then_some(first);
+                }
+            }
+            current = self.model.parent(id);
+        }
+        None
+    }
+
+    /// Evaluates `expr` as far as the module lets a reader.
+    pub fn eval(&self, expr: &'a Expr, at: At) -> Resolved<'a> {
+        self.eval_depth(expr, at, 0)
+    }
+
+    /// Evaluates the value of a dict entry.
+    pub fn eval_entry(&self, entry: &DictEntry<'a>) -> Resolved<'a> {
+        self.eval_entry_depth(entry, 0)
+    }
+
+    fn eval_entry_depth(&self, entry: &DictEntry<'a>, depth: u32) -> Resolved<'a> {
+        match &entry.value {
+            EntryValue::Written { expr, at } => self.eval_depth(expr, *at, depth),
+            EntryValue::Imported { resolved, text } => {
+                self.cut_in_other_module(resolved, text);
+                Resolved::clone(resolved)
+            }
+        }
+    }
+
+    fn eval_depth(&self, expr: &'a Expr, at: At, depth: u32) -> Resolved<'a> {
+        if depth > MAX_DEPTH {
+            self.record(Cut::here(Limit::Depth, expr.range()));
+            return Resolved::of(Value::Unknown(Unknown::Other));
+        }
+        if !self.spend(1, expr.start()) {
+            return Resolved::of(Value::Unknown(Unknown::Other));
+        }
+        let value = match expr {
+            Expr::NumberLiteral(number) => match &number.value {
+                Number::Int(int) => int.as_i64().map_or(Value::Unknown(Unknown::Other), Value::Int),
+                Number::Float(float) => Value::Float(*float),
+                Number::Complex { .. } => Value::Unknown(Unknown::Other),
+            },
+            Expr::StringLiteral(string) => Value::Str(string.value.to_str().to_string()),
+            Expr::BooleanLiteral(boolean) => Value::Bool(boolean.value),
+            Expr::NoneLiteral(_) => Value::None,
+            Expr::UnaryOp(unary) => {
+                let operand = self.eval_depth(&unary.operand, at, depth + 1);
+                let value = match (unary.op, &operand.value) {
+                    (UnaryOp::USub, Value::Int(value)) => {
+                        value.checked_neg().map_or(Value::Unknown(Unknown::Other), Value::Int)
+                    }
+                    (UnaryOp::USub, Value::Float(value)) => Value::Float(-value),
+                    (UnaryOp::UAdd, value @ (Value::Int(_) | Value::Float(_))) => value.clone(),
+                    _ => Value::Unknown(Unknown::Other),
+                };
+                return Resolved { value, binding: operand.binding };
+            }
+            Expr::BinOp(binary) => return self.eval_binary(binary, at, depth),
+            Expr::BoolOp(boolean) => {
+                let values: Vec<Resolved<'a>> =
+                    boolean.values.iter().map(|value| self.eval_depth(value, at, depth + 1)).collect();
+                let binding = values.iter().find_map(|value| value.binding.clone());
+                let value =
+                    if let Some(node) = values.iter().find(|value| matches!(value.value, Value::NodeCpus { .. })) {
+                        node.value.clone()
+                    } else {
+                        Value::Unknown(Unknown::Other)
+                    };
+                return Resolved { value, binding };
+            }
+            Expr::If(conditional) => {
+                let body = self.eval_depth(&conditional.body, at, depth + 1);
+                let orelse = self.eval_depth(&conditional.orelse, at, depth + 1);
+                return if same_value(&body.value, &orelse.value) {
+                    body
+                } else {
+                    Resolved::of(Value::Unknown(Unknown::Other))
+                };
+            }
+            Expr::Name(name) => {
+                // Memoised per use: a dict mutation that reads the dict (`p.update(p)`) is such a use.
+                let key = (std::ptr::from_ref(expr) as usize, at.scope, at.offset);
+                return self.memoised(&self.values, key, depth, || self.eval_name(name, at, depth));
+            }
+            Expr::Dict(dict) => Value::Dict(Rc::new(self.eval_dict_literal(dict, at, depth))),
+            Expr::Tuple(ast::ExprTuple { elts, .. }) | Expr::List(ast::ExprList { elts, .. })
+                if !elts.is_empty() && elts.iter().all(is_key_value_pair) =>
+            {
+                Value::Dict(Rc::new(self.eval_pairs(elts, at, depth)))
+            }
+            Expr::Tuple(ast::ExprTuple { elts, .. }) | Expr::List(ast::ExprList { elts, .. }) => {
+                let strings: Option<Vec<String>> = elts
+                    .iter()
+                    .map(|element| match self.eval_depth(element, at, depth + 1).value {
+                        Value::Str(string) => Some(string),
+                        _ => None,
+                    })
+                    .collect();
+                strings.map_or(Value::Unknown(Unknown::Other), Value::Strings)
+            }
+            Expr::Subscript(subscript) => return self.eval_subscript(subscript, at, depth),
+            Expr::Attribute(attribute) => return self.eval_attribute(attribute, at, depth),
+            Expr::Call(call) => return self.eval_call(call, at, depth),
+            Expr::Named(named) => return self.eval_depth(&named.value, at, depth + 1),
+            _ => Value::Unknown(Unknown::Other),
+        };
+        Resolved::of(value)
+    }
+
+    /// A list of `(key, value)` pairs, as a dict: what `xgboost.train` and `dict(...)` read it as.
+    fn eval_pairs(&self, pairs: &'a [Expr], at: At, depth: u32) -> DictValue<'a> {
+        let mut dict = DictValue::default();
+        for pair in pairs {
+            let (Expr::Tuple(ast::ExprTuple { elts, range, .. }) | Expr::List(ast::ExprList { elts, range, .. })) =
+                pair
+            else {
+                continue;
+            };
+            match self.eval_depth(&elts[0], at, depth + 1).value {
+                Value::Str(key) => dict.entries.push(DictEntry::written(key, *range, &elts[1], at)),
+                _ => dict.open = true,
+            }
+        }
+        dict
+    }
+
+    fn eval_name(&self, name: &'a ast::ExprName, at: At, depth: u32) -> Resolved<'a> {
+        let Some((scope, bindings)) = self.model.reaching_bindings(name.id.as_str(), at.scope, at.offset) else {
+            // `from .settings import *`: the one module a star import names may define it.
+            return match self.star_imported(name.id.as_str(), at.scope) {
+                Some(qualified) => self.imported(&qualified, name.range.start()),
+                None => Resolved::of(Value::Unknown(Unknown::Other)),
+            };
+        };
+        self.eval_bindings(name.id.as_str(), bindings, scope, at, depth)
+    }
+
+    /// The value of `name` at the end of `scope` (a module constant another module imports, a class
+    /// attribute), if `scope` binds it.
+    pub fn eval_final(&self, name: &str, scope: ScopeId) -> Option<Resolved<'a>> {
+        let bindings = self.model.final_bindings(name, scope)?;
+        let at = At { scope, offset: TextSize::from(u32::MAX) };
+        Some(self.eval_bindings(name, bindings, scope, at, 0))
+    }
+
+    /// `Defaults.N_JOBS` (a class of this module), `settings.N_JOBS` (an imported module of the project).
+    fn eval_attribute(&self, attribute: &'a ast::ExprAttribute, at: At, depth: u32) -> Resolved<'a> {
+        let unknown = Resolved::of(Value::Unknown(Unknown::Other));
+        if let Expr::Name(base) = attribute.value.as_ref()
+            && let Some((_, [binding])) = self.model.reaching_bindings(base.id.as_str(), at.scope, at.offset)
+        {
+            match binding.kind {
+                BindingKind::Class(class) => {
+                    let Some(class_scope) = self.model.scope_of_node(class.range.start()) else { return unknown };
+                    let Some(bindings) = self.model.final_bindings(attribute.attr.as_str(), class_scope) else {
+                        return unknown;
+                    };
+                    let end = At { scope: class_scope, offset: TextSize::from(u32::MAX) };
+                    return self.eval_bindings(attribute.attr.as_str(), bindings, class_scope, end, depth + 1);
+                }
+                BindingKind::Import(_) => {}
+                _ => return unknown,
+            }
+        }
+        match self.raw_qualified_name(&attribute.value, at, depth + 1) {
+            Some(base) if self.project.is_some() => {
+                self.imported(&format!("{base}.{}", attribute.attr.as_str()), attribute.range.start())
+            }
+            _ => unknown,
+        }
+    }
+
+    fn eval_bindings(&self, name: &str, bindings: &[Binding<'a>], scope: ScopeId, at: At, depth: u32) -> Resolved<'a> {
+        let mut resolved: Option<Resolved<'a>> = None;
+        for binding in bindings.iter().take(MAX_ALTERNATIVES) {
+            let value = self.eval_binding(name, binding, scope, at, depth).through(binding.range);
+            match &resolved {
+                None => resolved = Some(value),
+                Some(previous) if same_value(&previous.value, &value.value) => {}
+                Some(_) => return Resolved::of(Value::Unknown(Unknown::Other)),
+            }
+        }
+        if !self.within_alternatives(true, bindings.get(MAX_ALTERNATIVES).map(|binding| binding.range)) {
+            return Resolved::of(Value::Unknown(Unknown::Other));
+        }
+        resolved.unwrap_or_else(|| Resolved::of(Value::Unknown(Unknown::Other)))
+    }
+
+    fn eval_binding(&self, name: &str, binding: &Binding<'a>, scope: ScopeId, use_at: At, depth: u32) -> Resolved<'a> {
+        let at = At { scope, offset: binding.range.start() };
+        match binding.kind {
+            BindingKind::Assign(value) => {
+                let key = (std::ptr::from_ref(value) as usize, scope, at.offset);
+                let mut resolved = self.memoised(&self.values, key, depth, || {
+                    let mut resolved = self.eval_depth(value, at, depth + 1);
+                    if let Value::Dict(dict) = &mut resolved.value
+                        && dict.origin.is_none()
+                    {
+                        Rc::make_mut(dict).origin = Some(Site::Here(value.range()));
+                    }
+                    resolved
+                });
+                if let Value::Dict(dict) = &mut resolved.value {
+                    // Mutations between the binding and the use, in the binding's scope.
+                    let until = if scope == use_at.scope { use_at.offset } else { TextSize::from(u32::MAX) };
+                    let mut mutations = self.model.mutations_between(name, scope, binding.range.start(), until);
+                    if let Some(first) = mutations.next() {
+                        if !self.spend(dict.entries.len() as u64, first.offset) {
+                            return Resolved::of(Value::Unknown(Unknown::Other));
+                        }
+                        let dict = Rc::make_mut(dict);
+                        for mutation in std::iter::once(first).chain(mutations) {
+                            if !self.spend(1, mutation.offset) {
+                                return Resolved::of(Value::Unknown(Unknown::Other));
+                            }
+                            self.apply_mutation(dict, mutation.kind, At { scope, offset: mutation.offset }, depth);
+                        }
+                        dict.dedup();
+                    }
+                }
+                resolved
+            }
+            BindingKind::ForTarget(iterable) => {
+                let key = (std::ptr::from_ref(iterable) as usize, scope, at.offset);
+                self.memoised(&self.values, key, depth, || match self.eval_depth(iterable, at, depth + 1).value {
+                    strings @ Value::Strings(_) => Resolved::of(strings),
+                    _ => Resolved::of(Value::Unknown(Unknown::Other)),
+                })
+            }
+            BindingKind::Parameter => Resolved::of(Value::Unknown(Unknown::Parameter)),
+            BindingKind::Import(index) => self.imported(self.model.import_name(index), binding.range.start()),
+            _ => Resolved::of(Value::Unknown(Unknown::Other)),
+        }
+    }
+
+    fn apply_mutation(&self, dict: &mut DictValue<'a>, mutation: DictMutation<'a>, at: At, depth: u32) {
+        match mutation {
+            DictMutation::Set { key, value } => match self.eval_depth(key, at, depth + 1).value {
+                Value::Str(key) => dict.entries.push(DictEntry::written(key, value.range(), value, at)),
+                _ => dict.open = true,
+            },
+            DictMutation::Call(call) => {
+                let method = match call.func.as_ref() {
+                    Expr::Attribute(attribute) => attribute.attr.as_str(),
+                    _ => "",
+                };
+                match method {
+                    "update" => {
+                        for argument in &call.arguments.args {
+                            match self.eval_depth(argument, at, depth + 1).value {
+                                Value::Dict(other) => self.merge(dict, &other, at),
+                                _ => dict.open = true,
+                            }
+                        }
+                        self.add_keywords(dict, &call.arguments.keywords, at, depth);
+                    }
+                    "setdefault" => {
+                        if let [key, value, ..] = &call.arguments.args[..]
+                            && let Value::Str(key) = self.eval_depth(key, at, depth + 1).value
+                        {
+                            if dict.get(&key).is_none() {
+                                dict.entries.push(DictEntry::written(key, value.range(), value, at));
+                            }
+                        } else {
+                            dict.open = true;
+                        }
+                    }
+                    _ => dict.open = true,
+                }
+            }
+        }
+    }
+
+    fn add_keywords(&self, dict: &mut DictValue<'a>, keywords: &'a [ast::Keyword], at: At, depth: u32) {
+        for keyword in keywords {
+            match &keyword.arg {
+                Some(arg) => {
+                    dict.entries.push(DictEntry::written(arg.as_str().to_string(), keyword.range(), &keyword.value, at))
+                }
+                None => match self.eval_depth(&keyword.value, at, depth + 1).value {
+                    Value::Dict(other) => self.merge(dict, &other, at),
+                    _ => dict.open = true,
+                },
+            }
+        }
+    }
+
+    fn eval_dict_literal(&self, dict: &'a ast::ExprDict, at: At, depth: u32) -> DictValue<'a> {
+        let mut value = DictValue::default();
+        for item in &dict.items {
+            match &item.key {
+                Some(key) => match self.eval_depth(key, at, depth + 1).value {
+                    Value::Str(key_text) => value.entries.push(DictEntry::written(
+                        key_text,
+                        TextRange::new(key.start(), item.value.end()),
+                        &item.value,
+                        at,
+                    )),
+                    _ => value.open = true,
+                },
+                None => match self.eval_depth(&item.value, at, depth + 1).value {
+                    Value::Dict(other) => self.merge(&mut value, &other, at),
+                    _ => value.open = true,
+                },
+            }
+        }
+        value.dedup();
+        value
+    }
+
+    fn eval_subscript(&self, subscript: &'a ast::ExprSubscript, at: At, depth: u32) -> Resolved<'a> {
+        if let Some(variable) = self.environ_subscript(subscript, at) {
+            return Resolved::of(self.env_read(&variable));
+        }
+        let container = self.eval_depth(&subscript.value, at, depth + 1);
+        if let Value::Dict(dict) = &container.value
+            && let Value::Str(key) = self.eval_depth(&subscript.slice, at, depth + 1).value
+            && let Some(entry) = dict.get(&key)
+            && !dict.open
+        {
+            let resolved = self.eval_entry_depth(entry, depth + 1);
+            return match container.binding {
+                Some(binding) => resolved.through(binding),
+                None => resolved,
+            };
+        }
+        Resolved::of(Value::Unknown(Unknown::Other))
+    }
+
+    /// `os.environ["NAME"]` -> `NAME`.
+    pub fn environ_subscript(&self, subscript: &'a ast::ExprSubscript, at: At) -> Option<String> {
+        if self.qualified_name(&subscript.value, at).as_deref() != Some("os.environ") {
+            return None;
+        }
+        match self.eval(&subscript.slice, at).value {
+            Value::Str(name) => Some(name),
+            _ => None,
+        }
+    }
+
+    fn env_read(&self, variable: &str) -> Value<'a> {
+        if self.caps.is_cap_variable(variable) { Value::Capped } else { Value::Unknown(Unknown::Other) }
+    }
+
+    fn eval_call(&self, call: &'a ast::ExprCall, at: At, depth: u32) -> Resolved<'a> {
+        let Some(callee) = self.qualified_name(&call.func, at) else {
+            return self.eval_method_call(call, at, depth);
+        };
+        let arguments = &call.arguments;
+        let first = arguments.args.first();
+        let value = match callee.as_str() {
+            name if NODE_CPU_COUNT_CALLS.contains(&name) => {
+                let call_name =
+                    NODE_CPU_COUNT_CALLS.iter().find(|known| **known == name).copied().unwrap_or("os.cpu_count");
+                Value::NodeCpus { call: call_name, origin: Site::Here(call.range()) }
+            }
+            name if QUOTA_AWARE_CPU_COUNT_CALLS.contains(&name) => Value::Capped,
+            name if self.caps.helpers.iter().any(|helper| helper == name) => Value::Capped,
+            "builtins.len" => match first.map(|argument| self.qualified_name_of_call(argument, at)) {
+                Some(Some(inner)) if inner == "os.sched_getaffinity" => {
+                    Value::NodeCpus { call: "os.sched_getaffinity", origin: Site::Here(call.range()) }
+                }
+                _ => Value::DataSize { origin: Site::Here(call.range()) },
+            },
+            "builtins.int" | "builtins.round" | "math.floor" | "math.ceil" | "math.trunc" | "builtins.abs" => {
+                return match first {
+                    Some(argument) => {
+                        let inner = self.eval_depth(argument, at, depth + 1);
+                        let value = match inner.value {
+                            Value::Str(text) => {
+                                text.trim().parse::<i64>().map_or(Value::Unknown(Unknown::Other), Value::Int)
+                            }
+                            Value::Float(float) if callee == "math.ceil" => Value::Int(float.ceil() as i64),
+                            Value::Float(float) => Value::Int(float.trunc() as i64),
+                            other => other,
+                        };
+                        Resolved { value, binding: inner.binding }
+                    }
+                    None => Resolved::of(Value::Int(0)),
+                };
+            }
+            "builtins.float" => {
+                return first
+                    .map_or(Resolved::of(Value::Float(0.0)), |argument| self.eval_depth(argument, at, depth + 1));
+            }
+            "builtins.str" => {
+                return match first {
+                    Some(argument) => {
+                        let inner = self.eval_depth(argument, at, depth + 1);
+                        let value = match inner.value {
+                            Value::Int(int) => Value::Str(int.to_string()),
+                            other => other,
+                        };
+                        Resolved { value, binding: inner.binding }
+                    }
+                    None => Resolved::of(Value::Str(String::new())),
+                };
+            }
+            "builtins.min" | "builtins.max" => return self.eval_min_max(call, callee == "builtins.min", at, depth),
+            "builtins.dict" => {
+                let mut dict = DictValue::default();
+                for argument in &arguments.args {
+                    match self.eval_depth(argument, at, depth + 1).value {
+                        Value::Dict(other) => self.merge(&mut dict, &other, at),
+                        _ => dict.open = true,
+                    }
+                }
+                self.add_keywords(&mut dict, &arguments.keywords, at, depth);
+                dict.dedup();
+                Value::Dict(Rc::new(dict))
+            }
+            // Copies keep the dict.
+            "copy.copy" | "copy.deepcopy" => {
+                return first.map_or(Resolved::of(Value::Unknown(Unknown::Other)), |argument| {
+                    self.eval_depth(argument, at, depth + 1)
+                });
+            }
+            // `list(params.items())` and `list([("nthread", 4), ...])`: the pairs of a params dict.
+            "builtins.list" | "builtins.tuple" => match first {
+                Some(argument @ (Expr::List(_) | Expr::Tuple(_))) => return self.eval_depth(argument, at, depth + 1),
+                Some(argument @ Expr::Call(inner)) if matches!(inner.func.as_ref(), Expr::Attribute(attribute) if attribute.attr.as_str() == "items") =>
+                {
+                    return self.eval_depth(argument, at, depth + 1);
+                }
+                _ => Value::Unknown(Unknown::Other),
+            },
+            "os.getenv" | "os.environ.get" => {
+                match first.map(|argument| self.eval_depth(argument, at, depth + 1).value) {
+                    Some(Value::Str(variable)) => self.env_read(&variable),
+                    _ => Value::Unknown(Unknown::Other),
+                }
+            }
+            _ => Value::Unknown(Unknown::Other),
+        };
+        Resolved::of(value)
+    }
+
+    /// `params.copy()` keeps the dict, `params.items()` its pairs; other method calls are unknown.
+    fn eval_method_call(&self, call: &'a ast::ExprCall, at: At, depth: u32) -> Resolved<'a> {
+        // `params.copy()` and `params.items()` (pairs, as `xgboost.train` also takes its params).
+        if let Expr::Attribute(attribute) = call.func.as_ref()
+            && matches!(attribute.attr.as_str(), "copy" | "items")
+            && call.arguments.is_empty()
+        {
+            let inner = self.eval_depth(&attribute.value, at, depth + 1);
+            if matches!(inner.value, Value::Dict(_)) {
+                return inner;
+            }
+        }
+        Resolved::of(Value::Unknown(Unknown::Other))
+    }
+
+    fn qualified_name_of_call(&self, expr: &'a Expr, at: At) -> Option<String> {
+        match expr {
+            Expr::Call(call) => self.qualified_name(&call.func, at),
+            _ => None,
+        }
+    }
+
+    fn eval_min_max(&self, call: &'a ast::ExprCall, is_min: bool, at: At, depth: u32) -> Resolved<'a> {
+        if !call.arguments.keywords.is_empty() || call.arguments.args.len() < 2 {
+            return Resolved::of(Value::Unknown(Unknown::Other));
+        }
+        let values: Vec<Resolved<'a>> =
+            call.arguments.args.iter().map(|argument| self.eval_depth(argument, at, depth + 1)).collect();
+        let binding = values.iter().find_map(|value| value.binding.clone());
+        let node =
+            values.iter().find(|value| matches!(value.value, Value::NodeCpus { .. })).map(|value| value.value.clone());
+        let data =
+            values.iter().find(|value| matches!(value.value, Value::DataSize { .. })).map(|value| value.value.clone());
+        let any = |predicate: fn(&Value<'a>) -> bool| values.iter().any(|value| predicate(&value.value));
+        let ints: Option<Vec<i64>> = values.iter().map(|value| value.value.as_int()).collect();
+        let value = if let Some(ints) = ints {
+            let result = if is_min { ints.iter().min() } else { ints.iter().max() };
+            result.map_or(Value::Unknown(Unknown::Other), |value| Value::Int(*value))
+        } else if is_min {
+            // The minimum is bounded as soon as one argument is a cap; it is node-sized only if every other
+            // argument is a literal or another unbounded count.
+            if any(|value| matches!(value, Value::Capped)) {
+                Value::Capped
+            } else if any(|value| {
+                matches!(value, Value::Unknown(_) | Value::None | Value::Str(_) | Value::Dict(_) | Value::Strings(_))
+            }) {
+                Value::Unknown(Unknown::Other)
+            } else {
+                node.or(data).unwrap_or(Value::Unknown(Unknown::Other))
+            }
+        } else {
+            // The maximum is at least as large as any unbounded argument.
+            node.or(data).unwrap_or(
+                if any(|value| matches!(value, Value::Capped)) && !any(|value| matches!(value, Value::Unknown(_))) {
+                    Value::Capped
+                } else {
+                    Value::Unknown(Unknown::Other)
+                },
+            )
+        };
+        Resolved { value, binding }
+    }
+
+    fn eval_binary(&self, binary: &'a ast::ExprBinOp, at: At, depth: u32) -> Resolved<'a> {
+        let left = self.eval_depth(&binary.left, at, depth + 1);
+        let right = self.eval_depth(&binary.right, at, depth + 1);
+        let binding = left.binding.clone().or_else(|| right.binding.clone());
+        let value = match (&left.value, &right.value) {
+            (Value::Int(a), Value::Int(b)) => {
+                int_arithmetic(*a, binary.op, *b).map_or(Value::Unknown(Unknown::Other), Value::Int)
+            }
+            // `base | extra` of dicts, and `pairs + [("nthread", 4)]` of key-value pair lists.
+            (Value::Dict(a), Value::Dict(b)) if matches!(binary.op, Operator::BitOr | Operator::Add) => {
+                let mut merged = DictValue { entries: Vec::new(), open: a.open, origin: a.origin.clone() };
+                self.merge(&mut merged, a, at);
+                self.merge(&mut merged, b, at);
+                merged.dedup();
+                Value::Dict(Rc::new(merged))
+            }
+            // Arithmetic on a node count stays node-sized (`os.cpu_count() - 1`, `os.cpu_count() // 2`).
+            (node @ Value::NodeCpus { .. }, _) | (_, node @ Value::NodeCpus { .. }) => node.clone(),
+            (data @ Value::DataSize { .. }, Value::Int(_)) | (Value::Int(_), data @ Value::DataSize { .. }) => {
+                data.clone()
+            }
+            _ => Value::Unknown(Unknown::Other),
+        };
+        Resolved { value, binding }
+    }
+}
+
+impl<'a> Resolver<'_, 'a> {
+    /// Adds the entries of `other` to `into` (later entries win), paying one step per entry copied.
+    fn merge(&self, into: &mut DictValue<'a>, other: &DictValue<'a>, at: At) {
+        into.open |= other.open;
+        if self.spend(other.entries.len() as u64, at.offset) {
+            into.entries.extend(other.entries.iter().cloned());
+        } else {
+            into.open = true;
+        }
+    }
+}
+
+fn int_arithmetic(a: i64, op: Operator, b: i64) -> Option<i64> {
+    match op {
+        Operator::Add => a.checked_add(b),
+        Operator::Sub => a.checked_sub(b),
+        Operator::Mult => a.checked_mul(b),
+        Operator::FloorDiv if b != 0 => Some(a.div_euclid(b) - i64::from(a.rem_euclid(b) != 0 && b < 0)),
+        Operator::Mod if b != 0 => Some(a.rem_euclid(b)),
+        _ => None,
+    }
+}
+
+/// Whether two resolved values are the same for the purposes of the rules.
+fn same_value(a: &Value<'_>, b: &Value<'_>) -> bool {
+    match (a, b) {
+        (Value::Int(a), Value::Int(b)) => a == b,
+        (Value::Str(a), Value::Str(b)) => a == b,
+        (Value::Bool(a), Value::Bool(b)) => a == b,
+        (Value::None, Value::None) | (Value::Capped, Value::Capped) => true,
+        (Value::NodeCpus { .. }, Value::NodeCpus { .. }) => true,
+        (Value::Strings(a), Value::Strings(b)) => a == b,
+        _ => false,
+    }
+}
+
+fn is_builtin(name: &str) -> bool {
+    matches!(
+        name,
+        "len" | "int" | "float" | "str" | "min" | "max" | "round" | "abs" | "dict" | "list" | "tuple" | "__import__"
+    )
+}
+
+/// The values of the `return` statements of a function body, with their offsets; nested functions and
+/// classes have returns of their own.
+fn collect_returns<'a>(body: &'a [ast::Stmt], returns: &mut Vec<(&'a Expr, TextSize)>) {
+    for stmt in body {
+        match stmt {
+            ast::Stmt::Return(ast::StmtReturn { value: Some(value), range, .. }) => {
+                returns.push((value, range.start()));
+            }
+            ast::Stmt::If(ast::StmtIf { body, elif_else_clauses, .. }) => {
+                collect_returns(body, returns);
+                for clause in elif_else_clauses {
+                    collect_returns(&clause.body, returns);
+                }
+            }
+            ast::Stmt::Try(ast::StmtTry { body, handlers, orelse, finalbody, .. }) => {
+                collect_returns(body, returns);
+                for handler in handlers {
+                    let ast::ExceptHandler::ExceptHandler(handler) = handler;
+                    collect_returns(&handler.body, returns);
+                }
+                collect_returns(orelse, returns);
+                collect_returns(finalbody, returns);
+            }
+            ast::Stmt::With(ast::StmtWith { body, .. })
+            | ast::Stmt::For(ast::StmtFor { body, .. })
+            | ast::Stmt::While(ast::StmtWhile { body, .. }) => collect_returns(body, returns),
+            _ => {}
+        }
+    }
+}
+
+/// Whether the `__init__` of a class may set what the pod-operator rules look for (resources or
+/// environment), which a call of the class would then not show.
+pub fn init_sets_pod_arguments(class: &ast::StmtClassDef) -> bool {
+    class.body.iter().any(|stmt| match stmt {
+        ast::Stmt::FunctionDef(function) if function.name.as_str() == "__init__" => {
+            let mut finder = WordFinder { words: &["resources", "env"], found: false };
+            ruff_python_ast::visitor::Visitor::visit_body(&mut finder, &function.body);
+            finder.found
+        }
+        _ => false,
+    })
+}
+
+/// Whether a body names any of `words` in a name, an attribute, a keyword argument or a string.
+struct WordFinder<'w> {
+    words: &'w [&'w str],
+    found: bool,
+}
+
+impl WordFinder<'_> {
+    fn check(&mut self, text: &str) {
+        self.found |= self.words.iter().any(|word| text.contains(word));
+    }
+}
+
+impl<'a> ruff_python_ast::visitor::Visitor<'a> for WordFinder<'_> {
+    fn visit_expr(&mut self, expr: &'a Expr) {
+        match expr {
+            Expr::Name(name) => self.check(name.id.as_str()),
+            Expr::Attribute(attribute) => self.check(attribute.attr.as_str()),
+            Expr::StringLiteral(string) => self.check(string.value.to_str()),
+            _ => {}
+        }
+        ruff_python_ast::visitor::walk_expr(self, expr);
+    }
+
+    fn visit_keyword(&mut self, keyword: &'a ast::Keyword) {
+        if let Some(arg) = &keyword.arg {
+            self.check(arg.as_str());
+        }
+        ruff_python_ast::visitor::walk_keyword(self, keyword);
+    }
+}
+
+/// Whether an element of a list reads as a `(key, value)` pair whose key is a string literal.
+fn is_key_value_pair(element: &Expr) -> bool {
+    match element {
+        Expr::Tuple(ast::ExprTuple { elts, .. }) | Expr::List(ast::ExprList { elts, .. }) => {
+            matches!(elts.as_slice(), [Expr::StringLiteral(_), _])
+        }
+        _ => false,
+    }
+}

@@ -1,0 +1,129 @@
+//! CAP105 node-cpu-count: `os.cpu_count()` and friends flowing into a parallelism argument.
+//!
+//! Where a more specific rule covers the same argument (CAP103 for joblib's `n_jobs`, CAP104 for a
+//! process pool's size), that rule reports it and this one stays quiet, unless the specific rule is off.
+
+use ruff_python_ast::{self as ast, Expr};
+use ruff_text_size::{Ranged, TextRange};
+
+use crate::checker::Checker;
+use crate::cli_option::CliOption;
+use crate::env::EnvWrite;
+use crate::libraries::{
+    JoblibCall, PARALLELISM_KEYWORDS, POSITIONAL_PARALLELISM, PROCESS_POOLS, describe_counter, is_thread_count_keyword,
+};
+use crate::resolve::Value;
+use capslint_diagnostics::diagnostic::Finding;
+use capslint_diagnostics::registry::Rule;
+
+const HELP: &str = "derive the count from the pod's CPU limit (the Downward API variable or a thread cap such as \
+`int(os.environ[\"OMP_NUM_THREADS\"])`): `os.cpu_count()` ignores the cgroup quota";
+
+/// Reports `value` when it is a node CPU count; `target` names what receives it (built only then).
+fn check_value<'a>(
+    checker: &mut Checker<'_, 'a>,
+    range: TextRange,
+    value: &'a Expr,
+    target: impl FnOnce(&Checker<'_, 'a>) -> String,
+) {
+    let resolved = checker.eval(value);
+    let Value::NodeCpus { call: counter, origin } = resolved.value else { return };
+    let target = target(checker);
+    let mut finding = Finding::new(Rule::NodeCpuCount, range, {
+        let (counter, what) = describe_counter(counter);
+        format!("{target} is sized from `{counter}`, which counts {what}")
+    })
+    .label("node-wide CPU count")
+    .help(HELP);
+    finding = checker.point_to(finding, origin, "counts every CPU of the node");
+    checker.report(finding);
+}
+
+/// Whether a more specific rule reports this argument.
+fn covered_elsewhere(checker: &Checker<'_, '_>, callee: Option<&str>, argument: &str) -> bool {
+    let Some(callee) = callee else { return false };
+    (argument == "n_jobs" && JoblibCall::from_name(callee).is_some() && checker.enabled(Rule::UnboundedJoblibParallel))
+        || (PROCESS_POOLS.iter().any(|(name, keyword, _)| *name == callee && *keyword == argument)
+            && checker.enabled(Rule::UnsizedProcessPool))
+}
+
+/// Names a command-line option sizing a pool goes by, besides the parallelism keywords.
+const POOL_SIZE_OPTIONS: &[&str] =
+    &["jobs", "workers", "n_workers", "threads", "processes", "n_processes", "num_processes", "procs", "nprocs"];
+
+/// Whether a command-line option with this destination sizes a pool (`--n-jobs`, `--workers`).
+fn is_parallelism_option(name: &str) -> bool {
+    name != "limits" && (PARALLELISM_KEYWORDS.contains(&name) || POOL_SIZE_OPTIONS.contains(&name))
+}
+
+/// Parallelism keywords and known positional thread-count arguments.
+pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall, callee: Option<&str>) {
+    if !checker.enabled(Rule::NodeCpuCount) {
+        return;
+    }
+    for keyword in &call.arguments.keywords {
+        let Some(arg) = &keyword.arg else { continue };
+        let arg = arg.as_str();
+        if !PARALLELISM_KEYWORDS.contains(&arg) || covered_elsewhere(checker, callee, arg) {
+            continue;
+        }
+        check_value(checker, keyword.range(), &keyword.value, |checker| {
+            format!("`{}({arg}=...)`", checker.callee_display(call))
+        });
+    }
+    let Some(callee) = callee else { return };
+    for &(name, index) in POSITIONAL_PARALLELISM {
+        if name != callee {
+            continue;
+        }
+        let Some(argument) = call.arguments.args.get(index) else { continue };
+        let keyword =
+            PROCESS_POOLS.iter().find(|(pool, ..)| *pool == callee).map_or("n_jobs", |(_, keyword, _)| *keyword);
+        let is_joblib_or_pool =
+            JoblibCall::from_name(callee).is_some() || PROCESS_POOLS.iter().any(|(pool, ..)| *pool == callee);
+        if is_joblib_or_pool && covered_elsewhere(checker, Some(callee), keyword) {
+            continue;
+        }
+        check_value(checker, argument.range(), argument, |checker| format!("`{}(...)`", checker.callee_display(call)));
+    }
+}
+
+/// `parser.add_argument("--workers", default=os.cpu_count())`.
+pub fn cli_option<'a>(checker: &mut Checker<'_, 'a>, option: &CliOption<'a>) {
+    if !checker.enabled(Rule::NodeCpuCount) {
+        return;
+    }
+    if let Some(name) = option.name_matching(is_parallelism_option) {
+        let name = name.to_string();
+        check_value(checker, option.range, option.default, |_| format!("the command-line option `{name}`"));
+    }
+}
+
+/// `{"n_jobs": os.cpu_count()}`.
+pub fn dict_literal<'a>(checker: &mut Checker<'_, 'a>, dict: &'a ast::ExprDict) {
+    if !checker.enabled(Rule::NodeCpuCount) {
+        return;
+    }
+    for item in &dict.items {
+        let Some(Expr::StringLiteral(key)) = &item.key else { continue };
+        let key_text = key.value.to_str();
+        if is_thread_count_keyword(key_text) || matches!(key_text, "max_workers" | "processes" | "num_workers") {
+            let range = TextRange::new(key.start(), item.value.end());
+            check_value(checker, range, &item.value, |_| format!("`\"{key_text}\"`"));
+        }
+    }
+}
+
+/// `os.environ["OMP_NUM_THREADS"] = str(os.cpu_count())`: a cap set to the node's size caps nothing.
+pub fn env_write<'a>(checker: &mut Checker<'_, 'a>, write: &EnvWrite<'a>) {
+    if !checker.enabled(Rule::NodeCpuCount) {
+        return;
+    }
+    for (variable, value) in &write.variables {
+        if let Some(value) = value
+            && checker.resolver.is_cap_variable(variable)
+        {
+            check_value(checker, write.range, value, |_| format!("the thread cap `{variable}`"));
+        }
+    }
+}

@@ -1,0 +1,183 @@
+//! CAP103 unbounded-joblib-parallel: joblib parallelism sized from node cores or data, or process
+//! workers without an inner thread cap (ADR-0096: `n_jobs x threads_per_process <= limit`).
+
+use ruff_python_ast as ast;
+use ruff_text_size::Ranged;
+
+use crate::checker::{Checker, call_argument, kwargs_splats};
+use crate::libraries::{JOBLIB_CLUSTER_BACKENDS, JoblibCall, describe_counter};
+use crate::resolve::{Unknown, Value};
+use capslint_diagnostics::diagnostic::Finding;
+use capslint_diagnostics::registry::Rule;
+
+/// How a joblib context manager configures the `Parallel` calls inside it.
+#[derive(Debug, Clone)]
+pub struct ParallelContext {
+    /// The backend it sets, if it names one.
+    pub backend: Option<Backend>,
+    /// Whether it bounds the threads of each worker (`inner_max_num_threads`, or a cap helper).
+    pub inner_capped: bool,
+}
+
+/// A joblib backend, as far as CAP103 cares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    /// `loky` or `multiprocessing`: worker processes that each size their own thread pools.
+    Process,
+    /// `threading` or `sequential`: no new process.
+    Threads,
+    /// A cluster (`ray`, `dask`, `spark`, `ipyparallel`): `n_jobs` counts the cluster's workers, which
+    /// are sized where the cluster runs, not by this process.
+    Cluster,
+    /// Something else (another registered backend, an expression).
+    Other,
+}
+
+/// Enters a `with` item: a joblib context manager (`parallel_config(...)`, `parallel_backend(...)`) or a
+/// cap helper configures the `Parallel` calls in its body. Returns whether a context was pushed onto
+/// [`Checker::contexts`] (the walk pops it after the body).
+pub fn enter_with_item<'a>(checker: &mut Checker<'_, 'a>, item: &'a ast::WithItem) -> bool {
+    let ast::Expr::Call(call) = &item.context_expr else { return false };
+    let Some(callee) = checker.callee(call) else { return false };
+    if checker.resolver.is_cap_helper(&callee) {
+        checker.contexts.push(ParallelContext { backend: None, inner_capped: true });
+        return true;
+    }
+    let Some(kind) = JoblibCall::from_name(&callee) else { return false };
+    if kind == JoblibCall::Parallel {
+        return false;
+    }
+    let backend = call_argument(call, "backend", Some(0)).map(|backend| backend_of(checker, backend));
+    let inner_capped = call_argument(call, "inner_max_num_threads", None)
+        .is_some_and(|value| !matches!(checker.eval(value).value, Value::None));
+    checker.contexts.push(ParallelContext { backend, inner_capped });
+    true
+}
+
+/// Classifies a backend argument.
+fn backend_of<'a>(checker: &Checker<'_, 'a>, expr: &'a ast::Expr) -> Backend {
+    match checker.eval(expr).value {
+        Value::Str(name) => match name.as_str() {
+            "loky" | "multiprocessing" => Backend::Process,
+            "threading" | "sequential" => Backend::Threads,
+            name if JOBLIB_CLUSTER_BACKENDS.contains(&name) => Backend::Cluster,
+            _ => Backend::Other,
+        },
+        Value::None => Backend::Process,
+        _ => Backend::Other,
+    }
+}
+
+/// The positional index of `n_jobs` and `backend` in each entry point's signature.
+const fn positions(kind: JoblibCall) -> (usize, usize) {
+    match kind {
+        // Parallel(n_jobs=None, backend=None, ...)
+        JoblibCall::Parallel => (0, 1),
+        // parallel_config(backend=None, n_jobs=None, ...), parallel_backend(backend, n_jobs=-1, ...)
+        JoblibCall::ParallelConfig | JoblibCall::ParallelBackend => (1, 0),
+    }
+}
+
+/// The backend a joblib call runs on: its own arguments, else (for `Parallel`) the innermost enclosing
+/// context's.
+pub fn backend<'a>(checker: &Checker<'_, 'a>, call: &'a ast::ExprCall, kind: JoblibCall) -> Backend {
+    let (_, backend_index) = positions(kind);
+    if let Some(prefer) = call_argument(call, "prefer", None)
+        && matches!(checker.eval(prefer).value, Value::Str(ref value) if value == "threads")
+    {
+        return Backend::Threads;
+    }
+    if let Some(require) = call_argument(call, "require", None)
+        && matches!(checker.eval(require).value, Value::Str(ref value) if value == "sharedmem")
+    {
+        return Backend::Threads;
+    }
+    match call_argument(call, "backend", Some(backend_index)) {
+        Some(expr) => backend_of(checker, expr),
+        None if kind == JoblibCall::Parallel => {
+            checker.contexts.iter().rev().find_map(|context| context.backend).unwrap_or(Backend::Process)
+        }
+        None => Backend::Process,
+    }
+}
+
+fn inner_capped<'a>(checker: &Checker<'_, 'a>, call: &'a ast::ExprCall, kind: JoblibCall) -> bool {
+    let own = kind != JoblibCall::Parallel
+        && call_argument(call, "inner_max_num_threads", None)
+            .is_some_and(|value| !matches!(checker.eval(value).value, Value::None));
+    own || checker.contexts.iter().any(|context| context.inner_capped)
+}
+
+/// Checks `Parallel`, `parallel_config` and `parallel_backend` calls.
+pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall, callee: Option<&str>) {
+    if !checker.enabled(Rule::UnboundedJoblibParallel) {
+        return;
+    }
+    let Some(kind) = callee.and_then(JoblibCall::from_name) else { return };
+    let (n_jobs_index, _) = positions(kind);
+    let Some(n_jobs) = call_argument(call, "n_jobs", Some(n_jobs_index)) else { return };
+    let display = checker.callee_display(call);
+    let resolved = checker.eval(n_jobs);
+    let argument_range = call.arguments.find_keyword("n_jobs").map_or(n_jobs.range(), Ranged::range);
+    let finding = match resolved.value {
+        Value::NodeCpus { call: counter, origin } => {
+            let mut finding = Finding::new(Rule::UnboundedJoblibParallel, argument_range, {
+                let (counter, what) = describe_counter(counter);
+                format!("`{display}` sizes its workers from `{counter}`: {what}")
+            })
+            .label("one worker per node core");
+            finding = checker.point_to(finding, origin, "counts every CPU of the node");
+            finding
+        }
+        Value::DataSize { origin } => {
+            let mut finding = Finding::new(
+                Rule::UnboundedJoblibParallel,
+                argument_range,
+                format!("`{display}` sizes its workers from the size of the data, unbounded by the pod's CPU limit"),
+            )
+            .label("one worker per item");
+            finding = checker.point_to(finding, origin, "grows with the data");
+            finding
+        }
+        Value::Int(1) | Value::Int(i64::MIN..=0) | Value::None => return,
+        ref count @ (Value::Int(_) | Value::Capped) => {
+            let workers = match count {
+                Value::Int(value) => value.to_string(),
+                _ => format!("`{}`", checker.text(n_jobs.range())),
+            };
+            if backend(checker, call, kind) != Backend::Process || inner_capped(checker, call, kind) {
+                return;
+            }
+            Finding::new(
+                Rule::UnboundedJoblibParallel,
+                argument_range,
+                format!(
+                    "`{display}` starts {workers} worker processes without an inner thread cap: each one sizes its own \
+                     BLAS/OpenMP pools, so workers x threads exceeds the limit"
+                ),
+            )
+            .label("process workers, each with uncapped threads")
+        }
+        Value::Unknown(Unknown::Parameter | Unknown::Other) if checker.strict => {
+            if kwargs_splats(call).next().is_some() && call.arguments.find_keyword("n_jobs").is_none() {
+                return;
+            }
+            Finding::new(
+                Rule::UnboundedJoblibParallel,
+                argument_range,
+                format!("`{display}` takes `n_jobs` from a value capslint cannot see (strict mode)"),
+            )
+            .label("n_jobs of unknown provenance")
+        }
+        _ => return,
+    };
+    let finding = finding.help(
+        "derive `n_jobs` from the pod's CPU limit and pair it with `inner_max_num_threads` in an enclosing \
+         `parallel_config(backend=\"loky\", inner_max_num_threads=...)` so that n_jobs x threads <= limit",
+    );
+    let finding = match resolved.binding {
+        Some(binding) => checker.point_to(finding, binding, "defined here"),
+        None => finding,
+    };
+    checker.report(finding);
+}

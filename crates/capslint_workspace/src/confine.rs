@@ -1,0 +1,338 @@
+//! Confinement: the directories a run may read below, and the one way a file is opened there.
+//!
+//! `capslint check` runs on pull requests, where every path it follows comes from the code under review: a
+//! kustomization's `resources`, a DAG's `pod_template_file`, a symbolic link, an imported module. Every such
+//! path goes through [`Confinement`]: it is resolved (`..` and symbolic links), and opened only when it is a
+//! regular file below one of the run's roots; FIFOs, sockets and devices are never opened, and nothing
+//! under `/proc`, `/sys` or `/dev` is, whatever the roots.
+//!
+//! The root of a path named on the command line is the top level of the git work tree that holds it;
+//! outside a work tree, the directory of the nearest configuration file above it, else the path itself
+//! (its directory, for a file). See [`Confinement::root_of`].
+
+use std::fs::{File, Metadata};
+use std::io::{self, Read};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+/// Files larger than this are not read: they are reported (CAP001) instead of parsed: a syntax tree takes tens of bytes per
+/// byte of source, so this bounds the memory one hostile file can take.
+pub const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
+
+/// Trees of the system that are never read: their files are the kernel's and the machine's, not code.
+const SYSTEM_TREES: &[&str] = &["/proc", "/sys", "/dev"];
+
+/// The files whose presence makes a directory a project root outside a git work tree.
+const PROJECT_MARKERS: &[&str] = &crate::config::CONFIG_FILE_NAMES;
+
+/// The directories a run may read below (canonical: links resolved).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Confinement {
+    roots: Vec<PathBuf>,
+}
+
+/// Why a path was not opened.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Refusal {
+    /// It does not exist (or a directory on the way cannot be searched).
+    #[error("`{0}` does not exist")]
+    Missing(String),
+    /// It resolves outside every root.
+    #[error("`{0}` resolves outside the scanned root")]
+    Outside(String),
+    /// It is not a regular file (a FIFO, a socket, a device, a directory where a file was expected).
+    #[error("`{0}` is not a regular file")]
+    NotRegular(String),
+    /// It is named through a symbolic link (the file itself, or a directory on its path), where a write
+    /// would land in the link's target instead of the file named.
+    #[error("`{0}` is reached through a symbolic link")]
+    Link(String),
+    /// It is under `/proc`, `/sys` or `/dev`.
+    #[error("`{0}` is a system file")]
+    System(String),
+    /// It is larger than the reader takes.
+    #[error("`{0}` is larger than {1} bytes")]
+    TooLarge(String, u64),
+    /// The system refused to open or read it.
+    #[error("`{0}`: {1}")]
+    Io(String, String),
+}
+
+impl Refusal {
+    /// Whether the path is outside the roots or a system file: what confinement refuses, as opposed to a
+    /// file that is simply missing or unreadable.
+    pub fn is_confinement(&self) -> bool {
+        matches!(self, Refusal::Outside(_) | Refusal::System(_))
+    }
+}
+
+impl Confinement {
+    /// A confinement to exactly `roots` (each resolved; a root that does not exist is dropped).
+    pub fn new(roots: impl IntoIterator<Item = PathBuf>) -> Confinement {
+        let mut roots: Vec<PathBuf> = roots.into_iter().filter_map(|root| std::fs::canonicalize(root).ok()).collect();
+        roots.sort();
+        roots.dedup();
+        // A root below another adds nothing.
+        let mut kept: Vec<PathBuf> = Vec::with_capacity(roots.len());
+        for root in roots {
+            if !kept.iter().any(|outer| root.starts_with(outer)) {
+                kept.push(root);
+            }
+        }
+        Confinement { roots: kept }
+    }
+
+    /// The confinement of a run on `paths` (relative to `cwd`): the root of each ([`Self::root_of`]). No
+    /// path at all means the working directory.
+    pub fn of_paths(paths: &[PathBuf], cwd: &Path) -> Confinement {
+        if paths.is_empty() {
+            return Confinement::new([Self::root_of(cwd, cwd)]);
+        }
+        Confinement::new(paths.iter().map(|path| Self::root_of(path, cwd)))
+    }
+
+    /// The root of a path named on the command line: the top level of the git work tree that holds it;
+    /// outside a work tree, the directory of the nearest configuration file above it, else the path
+    /// itself (a directory) or its directory (a file). The working directory plays no part: a run from
+    /// `/` is no wider than a run from the project.
+    ///
+    /// The root is found from the path as written, and only then resolved: a directory of the repository
+    /// that is a symbolic link to somewhere else does not carry the root with it, so what is named through
+    /// it stays outside.
+    pub fn root_of(path: &Path, cwd: &Path) -> PathBuf {
+        let absolute = crate::paths::absolute(path, cwd);
+        let start =
+            if absolute.is_dir() { absolute.as_path() } else { absolute.parent().unwrap_or(absolute.as_path()) };
+        let root = git_top_level(start)
+            .or_else(|| {
+                start.ancestors().find(|ancestor| PROJECT_MARKERS.iter().any(|marker| ancestor.join(marker).is_file()))
+            })
+            .unwrap_or(start);
+        std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf())
+    }
+
+    /// The roots, resolved.
+    pub fn roots(&self) -> &[PathBuf] {
+        &self.roots
+    }
+
+    /// Whether a resolved path is below a root and outside the system trees.
+    pub fn contains(&self, resolved: &Path) -> bool {
+        !is_system(resolved) && self.roots.iter().any(|root| resolved.starts_with(root))
+    }
+
+    /// Where `path` leads (links and `..` resolved), when that is below a root. `shown` names the path in
+    /// the refusal as the user wrote it.
+    pub fn resolve(&self, path: &Path, shown: &str) -> Result<PathBuf, Refusal> {
+        let resolved = std::fs::canonicalize(path).map_err(|_| Refusal::Missing(shown.to_string()))?;
+        if is_system(&resolved) {
+            return Err(Refusal::System(shown.to_string()));
+        }
+        if !self.contains(&resolved) {
+            return Err(Refusal::Outside(shown.to_string()));
+        }
+        Ok(resolved)
+    }
+
+    /// The resolved path of a directory below a root.
+    pub fn directory(&self, path: &Path, shown: &str) -> Result<PathBuf, Refusal> {
+        let resolved = self.resolve(path, shown)?;
+        if !resolved.is_dir() {
+            return Err(Refusal::NotRegular(shown.to_string()));
+        }
+        Ok(resolved)
+    }
+
+    /// The resolved path of a regular file below a root, found without opening anything.
+    pub fn file(&self, path: &Path, shown: &str) -> Result<PathBuf, Refusal> {
+        let resolved = self.resolve(path, shown)?;
+        match std::fs::symlink_metadata(&resolved) {
+            Ok(metadata) if metadata.is_file() => Ok(resolved),
+            Ok(_) => Err(Refusal::NotRegular(shown.to_string())),
+            Err(_) => Err(Refusal::Missing(shown.to_string())),
+        }
+    }
+
+    /// The resolved path of a file that may be rewritten in place: a regular file below a root, named with
+    /// no symbolic link on its path (a write through a link would change a file the link's author chose).
+    pub fn writable(&self, path: &Path, shown: &str) -> Result<PathBuf, Refusal> {
+        let resolved = self.file(path, shown)?;
+        let named = std::path::absolute(path).map(|absolute| crate::paths::normalize(&absolute));
+        if named.is_ok_and(|named| named == resolved) { Ok(resolved) } else { Err(Refusal::Link(shown.to_string())) }
+    }
+
+    /// Reads the regular file `path` below a root, at most `limit` bytes: the text a fix run has edited
+    /// when it has ([`crate::edited`]), else the file's. `shown` names it in a refusal.
+    pub fn read_to_string(&self, path: &Path, shown: &str, limit: u64) -> Result<String, Refusal> {
+        let resolved = self.file(path, shown)?;
+        if let Some(text) = crate::edited::get(&resolved) {
+            return Ok(text.to_string());
+        }
+        let bytes = open_regular(&resolved, shown, limit)?;
+        String::from_utf8(bytes).map_err(|_| Refusal::Io(shown.to_string(), "not UTF-8 text".to_string()))
+    }
+}
+
+/// Reads a regular file whose path has no symbolic link (a resolved path, or one the walk found without
+/// following links): it is opened without following a link, without blocking, and its type checked again
+/// on the open file before a byte is read.
+pub fn open_regular(path: &Path, shown: &str, limit: u64) -> Result<Vec<u8>, Refusal> {
+    let io = |error: io::Error| Refusal::Io(shown.to_string(), error.to_string());
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW | libc::O_NOCTTY)
+        .open(path)
+        .map_err(io)?;
+    read_opened(file, shown, limit)
+}
+
+/// The bytes of an open file, when it is a regular file of at most `limit` bytes.
+pub fn read_opened(mut file: File, shown: &str, limit: u64) -> Result<Vec<u8>, Refusal> {
+    let io = |error: io::Error| Refusal::Io(shown.to_string(), error.to_string());
+    let metadata = file.metadata().map_err(io)?;
+    if !metadata.is_file() {
+        return Err(Refusal::NotRegular(shown.to_string()));
+    }
+    if metadata.len() > limit {
+        return Err(Refusal::TooLarge(shown.to_string(), limit));
+    }
+    let mut bytes = Vec::with_capacity(metadata.len() as usize + 1);
+    // A file that grows after the `fstat` is still read no further than the limit.
+    (&mut file).take(limit + 1).read_to_end(&mut bytes).map_err(io)?;
+    if bytes.len() as u64 > limit {
+        return Err(Refusal::TooLarge(shown.to_string(), limit));
+    }
+    Ok(bytes)
+}
+
+/// Whether a file's metadata says it is the same file as `other` (device and inode).
+pub fn same_file(metadata: &Metadata, other: &Metadata) -> bool {
+    metadata.dev() == other.dev() && metadata.ino() == other.ino()
+}
+
+/// Whether a resolved path is under `/proc`, `/sys` or `/dev`.
+pub fn is_system(resolved: &Path) -> bool {
+    SYSTEM_TREES.iter().any(|tree| resolved.starts_with(tree))
+}
+
+/// The top level of the git work tree holding `directory`: the nearest ancestor with a `.git` (a
+/// directory, or the file of a linked work tree or submodule).
+pub fn git_top_level(directory: &Path) -> Option<&Path> {
+    directory.ancestors().find(|ancestor| crate::config::is_work_tree_top(ancestor))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::fs;
+    use std::os::unix::fs::symlink;
+
+    use super::*;
+
+    fn tree() -> (tempfile::TempDir, PathBuf, PathBuf) {
+        let dir = tempfile::TempDir::new().unwrap();
+        let base = fs::canonicalize(dir.path()).unwrap();
+        let repo = base.join("repo");
+        let outside = base.join("outside");
+        fs::create_dir_all(repo.join(".git")).unwrap();
+        fs::create_dir_all(repo.join("deploy")).unwrap();
+        fs::create_dir_all(&outside).unwrap();
+        fs::write(outside.join("secret.yaml"), "secret\n").unwrap();
+        fs::write(repo.join("deploy/pod.yaml"), "kind: Pod\n").unwrap();
+        (dir, repo, outside)
+    }
+
+    #[test]
+    fn the_root_is_the_git_top_level_whatever_the_path_named() {
+        let (_dir, repo, _) = tree();
+        assert_eq!(Confinement::root_of(&repo.join("deploy/pod.yaml"), Path::new("/")), repo);
+        assert_eq!(Confinement::root_of(Path::new("deploy"), &repo), repo);
+        assert_eq!(Confinement::of_paths(&[], &repo.join("deploy")).roots(), [repo]);
+    }
+
+    #[test]
+    fn outside_a_work_tree_the_root_is_the_project_or_the_path() {
+        let (_dir, _, outside) = tree();
+        fs::create_dir_all(outside.join("project/sub")).unwrap();
+        assert_eq!(Confinement::root_of(Path::new("project/sub"), &outside), outside.join("project/sub"));
+        fs::write(outside.join("project/capslint.toml"), "").unwrap();
+        assert_eq!(Confinement::root_of(&outside.join("project/sub"), Path::new("/")), outside.join("project"));
+        assert_eq!(
+            Confinement::root_of(&outside.join("secret.yaml"), Path::new("/")),
+            outside,
+            "a file's own directory when nothing else applies"
+        );
+        assert_eq!(Confinement::root_of(&outside.join("project/sub/a.py"), &outside), outside.join("project"));
+    }
+
+    #[test]
+    fn paths_that_leave_the_root_are_refused_however_they_are_written() {
+        let (_dir, repo, outside) = tree();
+        let confinement = Confinement::new([repo.clone()]);
+        symlink(outside.join("secret.yaml"), repo.join("deploy/link.yaml")).unwrap();
+        symlink(&outside, repo.join("deploy/dir")).unwrap();
+        for path in [
+            repo.join("deploy/../../outside/secret.yaml"),
+            outside.join("secret.yaml"),
+            repo.join("deploy/link.yaml"),
+            repo.join("deploy/dir/secret.yaml"),
+        ] {
+            assert_eq!(
+                confinement.read_to_string(&path, "x", 1 << 20),
+                Err(Refusal::Outside("x".into())),
+                "{}",
+                path.display()
+            );
+        }
+        assert_eq!(confinement.read_to_string(&repo.join("deploy/./pod.yaml"), "x", 1 << 20).unwrap(), "kind: Pod\n");
+    }
+
+    #[test]
+    fn special_and_system_files_are_never_opened() {
+        let (_dir, repo, _) = tree();
+        let fifo = repo.join("deploy/fifo.yaml");
+        let name = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o600) }, 0);
+        let everything = Confinement::new([PathBuf::from("/")]);
+        assert_eq!(everything.read_to_string(&fifo, "x", 1 << 20), Err(Refusal::NotRegular("x".into())));
+        assert_eq!(
+            everything.read_to_string(Path::new("/proc/self/environ"), "x", 1 << 20),
+            Err(Refusal::System("x".into()))
+        );
+        assert_eq!(everything.read_to_string(Path::new("/dev/null"), "x", 1 << 20), Err(Refusal::System("x".into())));
+        symlink("/proc/self/environ", repo.join("deploy/environ.yaml")).unwrap();
+        assert!(
+            everything.read_to_string(&repo.join("deploy/environ.yaml"), "x", 1 << 20).unwrap_err().is_confinement()
+        );
+    }
+
+    #[test]
+    fn a_link_at_the_end_of_a_resolved_path_is_not_followed_when_opened() {
+        let (_dir, repo, outside) = tree();
+        let link = repo.join("deploy/link.yaml");
+        symlink(outside.join("secret.yaml"), &link).unwrap();
+        assert!(matches!(open_regular(&link, "x", 1 << 20), Err(Refusal::Io(..))));
+    }
+
+    #[test]
+    fn only_files_named_without_a_link_are_writable() {
+        let (_dir, repo, outside) = tree();
+        let confinement = Confinement::new([repo.clone()]);
+        symlink(repo.join("deploy/pod.yaml"), repo.join("deploy/alias.yaml")).unwrap();
+        symlink(repo.join("deploy"), repo.join("linked")).unwrap();
+        assert_eq!(confinement.writable(&repo.join("deploy/pod.yaml"), "x"), Ok(repo.join("deploy/pod.yaml")));
+        assert_eq!(
+            confinement.writable(&repo.join("deploy/../deploy/pod.yaml"), "x"),
+            Ok(repo.join("deploy/pod.yaml"))
+        );
+        assert_eq!(confinement.writable(&repo.join("deploy/alias.yaml"), "x"), Err(Refusal::Link("x".into())));
+        assert_eq!(confinement.writable(&repo.join("linked/pod.yaml"), "x"), Err(Refusal::Link("x".into())));
+        assert_eq!(confinement.writable(&outside.join("secret.yaml"), "x"), Err(Refusal::Outside("x".into())));
+    }
+
+    #[test]
+    fn roots_below_other_roots_are_merged() {
+        let (_dir, repo, outside) = tree();
+        let confinement = Confinement::new([repo.join("deploy"), repo.clone(), outside.clone()]);
+        assert_eq!(confinement.roots(), [outside, repo]);
+    }
+}

@@ -1,0 +1,244 @@
+//! Finding the files to check: a parallel walk that respects `.gitignore`, skips hidden and excluded
+//! paths, and sorts what it finds; plus the kind of each file.
+
+use std::collections::HashSet;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use ignore::{WalkBuilder, WalkState};
+
+use crate::confine::Refusal;
+
+pub mod sniff;
+use crate::settings::SettingsResolver;
+
+/// The kinds of file capslint checks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum FileKind {
+    /// A Python source (`*.py`, `*.pyw`).
+    Python,
+    /// A YAML document stream (`*.yaml`, `*.yml`).
+    Yaml,
+    /// A Jupyter notebook (`*.ipynb`): its code cells are checked as Python.
+    Notebook,
+    /// A JSON file that may be a model configuration (`*.json`).
+    Json,
+    /// A TOML file that may be a model configuration (`*.toml`, except `pyproject.toml` and capslint's own
+    /// configuration).
+    Toml,
+}
+
+impl FileKind {
+    /// The kind of a path, from its extension, whatever its case (`TRAIN.PY`, `Pod.YAML`).
+    pub fn of(path: &Path) -> Option<FileKind> {
+        let extension = path.extension()?.to_str()?;
+        let lower = |wanted: &str| extension.eq_ignore_ascii_case(wanted);
+        if lower("py") || lower("pyw") {
+            Some(FileKind::Python)
+        } else if lower("yaml") || lower("yml") {
+            Some(FileKind::Yaml)
+        } else if lower("ipynb") {
+            Some(FileKind::Notebook)
+        } else if lower("json") {
+            Some(FileKind::Json)
+        } else if lower("toml") && !crate::config::is_tool_configuration(path) {
+            Some(FileKind::Toml)
+        } else {
+            None
+        }
+    }
+
+    /// Whether files of this kind are checked only as model configurations (JSON, TOML): one that is too
+    /// large, not UTF-8 or does not parse is skipped silently, never reported.
+    pub fn is_model_config(self) -> bool {
+        matches!(self, FileKind::Json | FileKind::Toml)
+    }
+}
+
+/// The result of a walk.
+#[derive(Debug, Default)]
+pub struct Discovered {
+    /// The files to check, sorted, each file once however many paths reach it.
+    pub files: Vec<(PathBuf, FileKind)>,
+    /// Directories and files that could not be read (the run must fail: they were not checked), one
+    /// line each.
+    pub errors: Vec<String>,
+    /// Other problems met on the way (an invalid pattern in a `.gitignore`), one line each.
+    pub warnings: Vec<String>,
+    /// Files skipped because they lead outside the scanned roots (symbolic links), one line each.
+    pub notes: Vec<String>,
+    /// Configuration files met on the way that are invalid (the run must fail).
+    pub config_errors: Vec<crate::settings::ResolveError>,
+}
+
+/// A path given on the command line that does not exist or cannot be looked up.
+#[derive(Debug, thiserror::Error)]
+#[error("{path}: {reason}")]
+pub struct MissingPath {
+    /// The path as given.
+    pub path: String,
+    /// Why: `no such file or directory`, or the system's error (a name too long, a denied search).
+    pub reason: String,
+}
+
+impl MissingPath {
+    fn new(path: &Path, error: &std::io::Error) -> Self {
+        let reason = match error.kind() {
+            std::io::ErrorKind::NotFound => "no such file or directory".to_string(),
+            _ => error.to_string(),
+        };
+        MissingPath { path: path.display().to_string(), reason }
+    }
+}
+
+/// The identity of a file whatever the path that reaches it (a `./` prefix, a symbolic link, a hard
+/// link, a file named and also found in its directory).
+type FileId = (u64, u64);
+
+fn file_id(metadata: &std::fs::Metadata) -> FileId {
+    (metadata.dev(), metadata.ino())
+}
+
+/// Walks `paths`. Files named explicitly are checked whatever their ignore status (as ruff does), unless
+/// `force_exclude` is set and they match an `exclude` pattern.
+pub fn discover(
+    paths: &[PathBuf],
+    resolver: &SettingsResolver,
+    force_exclude: bool,
+) -> Result<Discovered, MissingPath> {
+    let mut discovered = Discovered::default();
+    let mut files: Vec<(PathBuf, FileKind, Option<FileId>, bool)> = Vec::new();
+    let mut roots = Vec::new();
+    let confinement = resolver.confinement();
+    let cwd = resolver.root().cwd().to_path_buf();
+    let shown = |path: &Path| display_name(path, &cwd);
+    for path in paths {
+        let metadata = std::fs::metadata(path).map_err(|error| MissingPath::new(path, &error))?;
+        if metadata.is_dir() {
+            // A directory named through a link out of its repository is not walked.
+            match confinement.directory(path, &shown(path)) {
+                Ok(_) => roots.push(path.clone()),
+                Err(refusal) => discovered.notes.push(format!("{refusal}: skipped")),
+            }
+        } else if force_exclude
+            && resolver.for_path(path).is_ok_and(|settings| settings.is_excluded_with_ancestors(path))
+        {
+            continue;
+        } else {
+            match confinement.resolve(path, &shown(path)) {
+                Ok(resolved) => match FileKind::of(path).or_else(|| sniff::kind(&resolved)) {
+                    Some(kind) => files.push((path.clone(), kind, Some(file_id(&metadata)), path.is_symlink())),
+                    // Named, so never dropped in silence.
+                    None => discovered.warnings.push(format!(
+                        "{}: not checked: neither its extension, a Python shebang nor a Kubernetes object \
+                         (`apiVersion` and `kind`) tells a kind capslint checks",
+                        shown(path)
+                    )),
+                },
+                Err(refusal @ Refusal::Outside(_)) => discovered.notes.push(format!("{refusal}: skipped")),
+                Err(refusal) => discovered.errors.push(format!("{refusal}: not read")),
+            }
+        }
+    }
+    // Ignore files apply as git applies them: in a work tree, from its top level down (never a
+    // `.gitignore` above it), with `.git/info/exclude` and the user's global excludes; outside one, those
+    // of the walked directories only.
+    let (in_work_tree, elsewhere): (Vec<PathBuf>, Vec<PathBuf>) = roots
+        .into_iter()
+        .partition(|root| crate::confine::git_top_level(&crate::paths::absolute(root, &cwd)).is_some());
+    for (roots, git) in [(in_work_tree, true), (elsewhere, false)] {
+        let Some((first, rest)) = roots.split_first() else { continue };
+        let mut builder = WalkBuilder::new(first);
+        for root in rest {
+            builder.add(root);
+        }
+        builder.hidden(true).git_ignore(true).git_exclude(true).follow_links(false);
+        builder.require_git(git).parents(git).git_global(git);
+        let config_errors = Mutex::new(Vec::new());
+        let found = Mutex::new(Vec::new());
+        let warnings = Mutex::new(Vec::new());
+        let notes = Mutex::new(Vec::new());
+        let errors = Mutex::new(Vec::new());
+        let is_excluded =
+            |path: &Path, is_dir: bool| match if is_dir { resolver.for_dir(path) } else { resolver.for_file(path) } {
+                Ok(settings) => settings.is_excluded(path),
+                Err(error) => {
+                    config_errors.lock().expect("config errors").push(error);
+                    true
+                }
+            };
+        builder.build_parallel().run(|| {
+            Box::new(|entry| {
+                match entry {
+                    Ok(entry)
+                        if entry.depth() > 0
+                            && is_excluded(
+                                entry.path(),
+                                entry.file_type().is_some_and(|file_type| file_type.is_dir()),
+                            ) =>
+                    {
+                        return if entry.file_type().is_some_and(|file_type| file_type.is_dir()) {
+                            WalkState::Skip
+                        } else {
+                            WalkState::Continue
+                        };
+                    }
+                    Ok(entry) => {
+                        let is_file = entry.file_type().is_some_and(|file_type| file_type.is_file())
+                            || (entry.path_is_symlink() && entry.path().is_file());
+                        if is_file
+                            && entry.path_is_symlink()
+                            && FileKind::of(entry.path()).is_some()
+                            && let Err(refusal) = confinement.file(entry.path(), &shown(entry.path()))
+                        {
+                            // A link out of the root: the file it leads to is not the repository's.
+                            if refusal.is_confinement() {
+                                notes.lock().expect("walk notes").push(format!("{refusal}: skipped"));
+                            }
+                        } else if is_file && let Some(kind) = FileKind::of(entry.path()) {
+                            // A file that vanishes now keeps no identity; its read reports it.
+                            let id = std::fs::metadata(entry.path()).ok().map(|metadata| file_id(&metadata));
+                            let linked = entry.path_is_symlink();
+                            found.lock().expect("walk results").push((entry.into_path(), kind, id, linked));
+                        }
+                    }
+                    // A directory that cannot be listed hides files that would have been checked.
+                    Err(error) if error.io_error().is_some() => {
+                        errors.lock().expect("walk errors").push(error.to_string())
+                    }
+                    Err(error) => warnings.lock().expect("walk warnings").push(error.to_string()),
+                }
+                WalkState::Continue
+            })
+        });
+        files.extend(found.into_inner().expect("walk results"));
+        discovered.warnings.extend(warnings.into_inner().expect("walk warnings"));
+        discovered.notes.extend(notes.into_inner().expect("walk notes"));
+        discovered.errors.extend(errors.into_inner().expect("walk errors"));
+        discovered.config_errors.extend(config_errors.into_inner().expect("config errors"));
+    }
+    // A file reached more than once is named by its first path in sorted order that is not a symbolic
+    // link (a fix writes the file itself, never through a link): deterministic whatever the order of the
+    // arguments and of the walk.
+    files.sort_by(|a, b| (a.3, &a.0).cmp(&(b.3, &b.0)));
+    let mut seen = HashSet::new();
+    discovered.files = files
+        .into_iter()
+        .filter(|(_, _, id, _)| id.is_none_or(|id| seen.insert(id)))
+        .map(|(path, kind, _, _)| (path, kind))
+        .collect();
+    discovered.files.sort();
+    discovered.files.dedup();
+    discovered.warnings.sort();
+    discovered.notes.sort();
+    discovered.errors.sort();
+    Ok(discovered)
+}
+
+/// How a path is shown: relative to the working directory when it is below it.
+pub fn display_name(path: &Path, cwd: &Path) -> String {
+    let shown = path.strip_prefix(cwd).unwrap_or(path);
+    let shown = shown.strip_prefix(".").unwrap_or(shown);
+    shown.display().to_string()
+}
