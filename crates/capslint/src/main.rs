@@ -1,8 +1,11 @@
 //! The `capslint` binary: parse the command line, run the command, map its outcome to an exit code.
+//! It dispatches and prints; what a command does lives in the crates below it (the README's design
+//! section draws them).
 
 mod cli;
 mod color;
 mod commands;
+mod error_report;
 
 use std::process::ExitCode;
 

@@ -86,9 +86,9 @@ macro_rules! rules {
                 match self { $(Rule::$variant => $summary,)* }
             }
 
-            /// The rule's documentation page (`rules/<CODE>.md`), embedded at build time.
+            /// The rule's documentation page (`rules/<CODE>.md` of the repository), embedded at build time.
             pub const fn documentation(self) -> &'static str {
-                match self { $(Rule::$variant => include_str!(concat!("../rules/", $code, ".md")),)* }
+                match self { $(Rule::$variant => include_str!(concat!(env!("CAPSLINT_RULES_DIR"), "/", $code, ".md")),)* }
             }
         }
     };

@@ -66,7 +66,7 @@ pub struct Checked {
 pub enum BaselineError {
     /// The file cannot be read or written.
     #[error("cannot {action} baseline {path}: {source}")]
-    #[diagnostic(code(capslint::baseline))]
+    #[diagnostic(code("capslint::baseline"))]
     Io {
         /// `read` or `write`.
         action: &'static str,
@@ -85,7 +85,7 @@ pub enum BaselineError {
 /// A baseline file that does not parse, and where.
 #[derive(Debug, thiserror::Error, miette::Diagnostic)]
 #[error("invalid baseline {path}: {message}")]
-#[diagnostic(code(capslint::baseline), help("write a new one with `capslint check --write-baseline {path}`"))]
+#[diagnostic(code("capslint::baseline"), help("write a new one with `capslint check --write-baseline {path}`"))]
 pub struct InvalidBaseline {
     /// The file.
     pub path: String,

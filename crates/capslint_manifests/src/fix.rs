@@ -8,7 +8,7 @@
 use ruff_text_size::{TextRange, TextSize};
 
 use super::model::{Container, ContainerLayout, EnvSource};
-use super::rules::{ContainerContext, CpuLimit, LIMITS_CPU};
+use super::rules::context::{ContainerContext, CpuLimit, LIMITS_CPU};
 use capslint_cpu::DEFAULT_LIMIT_ENV;
 use capslint_diagnostics::fix::{Edit, Fix};
 

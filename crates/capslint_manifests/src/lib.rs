@@ -1,4 +1,6 @@
-//! Kubernetes and Airflow pod-template YAML: the CAP2xx rules.
+//! Kubernetes and Airflow pod-template YAML: the CAP2xx rules. It reads manifests only through
+//! `capslint_workspace`'s confinement and knows no Python: what a DAG says about its pods arrives as
+//! `capslint_pod_template` data, handed over by the pipeline.
 //!
 //! Each file is parsed on its own, in parallel: the hostile-input guard, saphyr, then the typed model
 //! (objects, pod specs, containers, ConfigMaps). The rules run afterwards over the whole scan
@@ -8,6 +10,7 @@
 pub mod airflow;
 mod build;
 mod configmaps;
+mod containers;
 mod env;
 mod exec;
 mod fix;

@@ -7,7 +7,7 @@
 
 use ruff_text_size::TextRange;
 
-use super::build;
+use super::containers;
 use super::kinds::ContainerNode;
 use super::model::{Container, EnvSource, EnvVar, Pod, Resource, Resources, Value};
 use capslint_yaml::{self as yaml, Node};
@@ -63,13 +63,13 @@ fn read(document: Node<'_>, at: TextRange) -> Patch {
             .filter(|item| item.is_mapping())
             .map(|item| {
                 let found = ContainerNode { node: item, default_name: None, key: None, partial: true };
-                let mut container = build::container(found, init);
+                let mut container = containers::container(found, init);
                 relocate_container(&mut container, at);
                 container
             })
             .collect()
     };
-    let mut resources = document.get("resources").filter(|node| node.is_mapping()).map(build::resources);
+    let mut resources = document.get("resources").filter(|node| node.is_mapping()).map(containers::resources);
     if let Some(resources) = &mut resources {
         relocate_resources(resources, at);
     }

@@ -7,7 +7,10 @@ use capslint_cpu::keywords::{THREAD_COUNT_KEYWORDS, is_thread_count_field};
 use capslint_diagnostics::diagnostic::Finding;
 use capslint_diagnostics::registry::Rule;
 
-use super::candidate::Candidate;
+use ruff_text_size::TextRange;
+
+use super::candidate::{Candidate, Found, MAX_CANDIDATES};
+use capslint_diagnostics::selection::RuleSet;
 
 const HELP: &str = "write a count within the pod's CPU limit (`1`, and let the thread caps use the budget), or have \
 the code that reads this key take it from `OMP_NUM_THREADS`";
@@ -71,6 +74,27 @@ pub fn finding(candidate: &Candidate) -> Finding {
     )
     .label(meaning(&candidate.key, candidate.value))
     .help(HELP)
+}
+
+/// The CAP109 finding of every candidate `found` kept, then CAP003 (when `rules` has it) if some were left out.
+pub fn findings(found: &Found, rules: RuleSet) -> Vec<Finding> {
+    let mut findings: Vec<Finding> = found.candidates.iter().map(finding).collect();
+    if found.truncated && rules.contains(Rule::AnalysisBudgetExceeded) {
+        let last = found.candidates.last().map_or_else(TextRange::default, |candidate| candidate.range);
+        findings.push(
+            Finding::new(
+                Rule::AnalysisBudgetExceeded,
+                TextRange::empty(last.end()),
+                format!(
+                    "more than {MAX_CANDIDATES} thread-count keys set to every core: the first {MAX_CANDIDATES} are \
+                     reported, the rest of the file is not analysed"
+                ),
+            )
+            .label("analysis stops here")
+            .help("a file with this many is data, not a model configuration: exclude it (`extend-exclude`)"),
+        );
+    }
+    findings
 }
 
 #[cfg(test)]

@@ -3,10 +3,6 @@
 
 use ruff_text_size::TextRange;
 
-use capslint_diagnostics::diagnostic::Finding;
-use capslint_diagnostics::registry::Rule;
-use capslint_diagnostics::selection::RuleSet;
-
 /// How the file writes a key and its value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Syntax {
@@ -64,26 +60,5 @@ impl Found {
         } else {
             self.truncated = true;
         }
-    }
-
-    /// The CAP109 finding of every candidate kept, then CAP003 (when `rules` has it) if some were left out.
-    pub fn findings(&self, rules: RuleSet) -> Vec<Finding> {
-        let mut findings: Vec<Finding> = self.candidates.iter().map(super::all_cores_in_config::finding).collect();
-        if self.truncated && rules.contains(Rule::AnalysisBudgetExceeded) {
-            let last = self.candidates.last().map_or_else(TextRange::default, |candidate| candidate.range);
-            findings.push(
-                Finding::new(
-                    Rule::AnalysisBudgetExceeded,
-                    TextRange::empty(last.end()),
-                    format!(
-                        "more than {MAX_CANDIDATES} thread-count keys set to every core: the first {MAX_CANDIDATES} are \
-                         reported, the rest of the file is not analysed"
-                    ),
-                )
-                .label("analysis stops here")
-                .help("a file with this many is data, not a model configuration: exclude it (`extend-exclude`)"),
-            );
-        }
-        findings
     }
 }

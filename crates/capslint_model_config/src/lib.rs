@@ -1,6 +1,7 @@
 //! Model configuration files: the JSON, TOML and YAML that training code reads its parameters from
 //! (Hydra/OmegaConf `conf/`, DVC `params.yaml`, JSON model configs), checked by CAP109
-//! (all-cores-in-config).
+//! (all-cores-in-config). It knows no Python and no Kubernetes object: the manifest analysis asks it
+//! whether a YAML document is a configuration ([`YamlScan`]) or a data file ([`yaml_is_data`]).
 //!
 //! A file is parsed only when the text prefilter lets it through, and once, with byte spans: JSON with
 //! serde_json, TOML with `toml`'s document parser; YAML comes through the manifest parser, where every
@@ -57,7 +58,7 @@ pub fn check_json(file: &SourceFile, rules: RuleSet, settings: &Settings) -> Vec
     }
     let (text, base) = without_bom(file.text());
     let Ok(found) = walk_json::candidates(text, base) else { return Vec::new() };
-    found.findings(rules)
+    all_cores_in_config::findings(&found, rules)
 }
 
 /// CAP109 in a TOML file, with its `# capslint: ignore[CAP109]` comments; nothing when it does not parse.
@@ -76,7 +77,7 @@ pub fn check_toml(file: &SourceFile, rules: RuleSet, settings: &Settings) -> Vec
     }
     let with_strings = memchr::memmem::find(text.as_bytes(), b"capslint:").is_some();
     let Some(walked) = walk_toml::walk(text, base, with_strings) else { return Vec::new() };
-    let findings = walked.found.findings(rules);
+    let findings = all_cores_in_config::findings(&walked.found, rules);
     let mut directives = if with_strings {
         capslint_diagnostics::suppress::config::toml_directives(file.text(), walked.strings)
     } else {
@@ -123,7 +124,7 @@ impl YamlScan {
         if !self.active {
             return (Vec::new(), directives);
         }
-        let findings = self.found.findings(rules);
+        let findings = all_cores_in_config::findings(&self.found, rules);
         let mut directives = directives;
         let scope =
             capslint_diagnostics::suppress::Scope::Config { file, rules, findings, directives: &mut directives };

@@ -1,4 +1,6 @@
-//! `capslint runtime` and `capslint exec`: the in-pod check and the capping entrypoint.
+//! `capslint runtime` and `capslint exec`: the in-pod check and the capping entrypoint. The only crate
+//! that touches Linux (cgroups, `/proc`, `prctl`, `memfd_create`, affinity); it shares nothing with the
+//! linter but the vocabulary of `capslint_cpu`, so `capslint check` neither needs nor loads it.
 //!
 //! `runtime` reads the CPU limit from every source (Downward API variable, CFS quota, cpuset),
 //! the thread-cap variables, and what the real libraries report once loaded (through an embedded

@@ -1,7 +1,8 @@
 //! The Airflow bridge: what a DAG's `KubernetesPodOperator(pod_template_file=...)` call states about the
-//! pod it runs. The Python analysis finds these facts (the `python` module collects them in its one walk of a
-//! DAG file); the manifest analysis (the `k8s` module) merges them into the template and checks the result.
-//! Neither side imports the other: data flows from Python, through the pipeline (`lint`), into the manifests.
+//! pod it runs. The Python analysis finds these facts (`capslint_python` collects them in its one walk of
+//! a DAG file); the manifest analysis (`capslint_manifests`) merges them into the template and checks the
+//! result. Neither side imports the other: data flows from Python, through the pipeline
+//! (`capslint_linter`), into the manifests. This crate holds the data alone, no behaviour.
 
 use std::sync::Arc;
 

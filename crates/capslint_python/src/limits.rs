@@ -6,11 +6,21 @@
 
 use ruff_text_size::TextRange;
 
-pub use super::project::{MAX_HOPS, MAX_MODULE_BYTES};
-use super::resolve::Site;
-pub use super::resolve::{MAX_ALTERNATIVES, MAX_DEPTH};
+use super::site::Site;
 use capslint_diagnostics::diagnostic::Finding;
 use capslint_diagnostics::registry::Rule;
+
+/// Bounds recursion through names, so cyclic or very deep definitions cannot hang or overflow.
+pub const MAX_DEPTH: u32 = 24;
+
+/// How many alternative definitions of one name are followed before the value counts as unknown.
+pub const MAX_ALTERNATIVES: usize = 16;
+
+/// How many modules one lookup may pass through (re-exports, `__init__` aliases, base classes).
+pub const MAX_HOPS: u32 = 8;
+
+/// The largest module read: constants and params modules are small, and this bounds what one import costs.
+pub const MAX_MODULE_BYTES: u64 = 1 << 20;
 
 /// How many levels of an environment variable's source are followed (`V1EnvVar` -> `V1EnvVarSource` ->
 /// `V1ResourceFieldSelector`, or the dicts that spell them), in a pod operator's `env_vars`.

@@ -3,26 +3,19 @@
 
 use std::cell::RefCell;
 use std::rc::Rc;
-use std::sync::Arc;
 
 use ruff_python_ast::{self as ast, Expr, Number, Operator, UnaryOp};
 use ruff_text_size::{Ranged, TextRange, TextSize};
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashMap;
 
 use super::budget::Budget;
-use super::limits::{Cut, Limit};
-use super::project::ProjectContext;
-use capslint_diagnostics::source::SourceFile;
+use super::limits::{Cut, Limit, MAX_ALTERNATIVES, MAX_DEPTH};
+use super::lookup::ProjectLookup;
+pub use super::site::Site;
+pub use super::value::{At, CapNames, DictEntry, DictValue, EntryValue, Resolved, Unknown, Value};
 
 use super::libraries::{self, NODE_CPU_COUNT_CALLS, QUOTA_AWARE_CPU_COUNT_CALLS};
 use super::semantic::{Binding, BindingKind, DictMutation, ScopeId, SemanticModel};
-use capslint_cpu::thread_variables;
-
-/// Bounds recursion through names, so cyclic or very deep definitions cannot hang or overflow.
-pub const MAX_DEPTH: u32 = 24;
-
-/// How many alternative definitions of one name are followed before the value counts as unknown.
-pub const MAX_ALTERNATIVES: usize = 16;
 
 /// What one memoised result costs of the budget (it is kept until the file is done).
 const MEMO_STEPS: u64 = 4;
@@ -47,252 +40,6 @@ const NAMESPACE_CALLS: &[&str] = &[
     "builtins.__import__",
 ];
 
-/// A position in the program: the scope an expression is evaluated in and where.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct At {
-    /// The scope of the use.
-    pub scope: ScopeId,
-    /// The offset of the use.
-    pub offset: TextSize,
-}
-
-/// Why a value could not be resolved.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Unknown {
-    /// A function parameter: the caller decides.
-    Parameter,
-    /// Something else (an attribute, a call result, another module's value, conflicting definitions).
-    Other,
-    /// Another module's value that its resolution stopped following at a limit.
-    Cut(Limit),
-}
-
-/// Where a value was defined: in the file being checked, or in another module of the project.
-#[derive(Debug, Clone)]
-pub enum Site {
-    /// A range of the file being checked.
-    Here(TextRange),
-    /// A range of another file, read because the file being checked imports from it.
-    Elsewhere {
-        /// The other file.
-        file: Arc<SourceFile>,
-        /// The range in it.
-        range: TextRange,
-    },
-}
-
-impl Site {
-    /// The range, when it is in the file being checked.
-    pub fn here(&self) -> Option<TextRange> {
-        match self {
-            Site::Here(range) => Some(*range),
-            Site::Elsewhere { .. } => None,
-        }
-    }
-}
-
-impl From<TextRange> for Site {
-    fn from(range: TextRange) -> Self {
-        Site::Here(range)
-    }
-}
-
-/// The value of a dict entry: an expression of this file, evaluated lazily where it was written, or a
-/// value another module of the project defines, evaluated when that module was read.
-#[derive(Debug, Clone)]
-pub enum EntryValue<'a> {
-    /// Written in this file.
-    Written {
-        /// The value expression.
-        expr: &'a Expr,
-        /// Where it is evaluated.
-        at: At,
-    },
-    /// Defined in another module.
-    Imported {
-        /// The value, with its definition as the binding.
-        resolved: Rc<Resolved<'static>>,
-        /// The value's source text, for messages.
-        text: Rc<str>,
-    },
-}
-
-/// One entry of a resolved dict.
-#[derive(Debug, Clone)]
-pub struct DictEntry<'a> {
-    /// The key.
-    pub key: String,
-    /// The whole entry (`"n_jobs": -1`, or `n_jobs=-1` in `dict(...)`), for reporting; for an entry
-    /// defined in another module, its range there.
-    pub range: TextRange,
-    /// The value.
-    pub value: EntryValue<'a>,
-}
-
-impl<'a> DictEntry<'a> {
-    fn written(key: String, range: TextRange, expr: &'a Expr, at: At) -> Self {
-        DictEntry { key, range, value: EntryValue::Written { expr, at } }
-    }
-
-    /// The value expression and where to evaluate it, when the entry is written in this file.
-    pub fn expr(&self) -> Option<(&'a Expr, At)> {
-        match &self.value {
-            EntryValue::Written { expr, at } => Some((expr, *at)),
-            EntryValue::Imported { .. } => None,
-        }
-    }
-
-    /// Whether another module defines the entry (its range is not in this file).
-    pub fn is_imported(&self) -> bool {
-        matches!(self.value, EntryValue::Imported { .. })
-    }
-
-    /// The value's source text, for messages.
-    pub fn value_text<'s>(&'s self, source: &'s str) -> &'s str {
-        match &self.value {
-            EntryValue::Written { expr, .. } => &source[expr.range()],
-            EntryValue::Imported { text, .. } => text,
-        }
-    }
-}
-
-/// A dict literal, `dict(...)` call or merge, with later mutations applied.
-#[derive(Debug, Clone, Default)]
-pub struct DictValue<'a> {
-    /// The entries, later ones overriding earlier ones with the same key.
-    pub entries: Vec<DictEntry<'a>>,
-    /// Whether part of it could not be resolved (`**unknown`, `.update(unknown)`).
-    pub open: bool,
-    /// Where the dict literal was written, if it came through a name.
-    pub origin: Option<Site>,
-}
-
-impl<'a> DictValue<'a> {
-    /// The effective entry for `key`: the last one written.
-    pub fn get(&self, key: &str) -> Option<&DictEntry<'a>> {
-        self.entries.iter().rev().find(|entry| entry.key == key)
-    }
-
-    /// The effective entries, one per key, in first-written order of their final value.
-    pub fn effective_entries(&self) -> impl Iterator<Item = &DictEntry<'a>> {
-        let last = self.last_writes();
-        self.entries.iter().zip(last).filter_map(|(entry, last)| last.then_some(entry))
-    }
-
-    /// For each entry, whether no later entry writes its key.
-    fn last_writes(&self) -> Vec<bool> {
-        let mut seen = FxHashSet::default();
-        let mut last = vec![false; self.entries.len()];
-        for (index, entry) in self.entries.iter().enumerate().rev() {
-            last[index] = seen.insert(entry.key.as_str());
-        }
-        last
-    }
-
-    /// Drops the entries a later one overrides, so merging copies each key once.
-    fn dedup(&mut self) {
-        let last = self.last_writes();
-        let mut index = 0;
-        self.entries.retain(|_| {
-            index += 1;
-            last[index - 1]
-        });
-    }
-}
-
-/// What an expression resolves to.
-#[derive(Debug, Clone)]
-pub enum Value<'a> {
-    /// An integer.
-    Int(i64),
-    /// A float.
-    Float(f64),
-    /// A string.
-    Str(String),
-    /// `True` / `False`.
-    Bool(bool),
-    /// `None`.
-    None,
-    /// A dict (shared: resolved values are memoised and copied often).
-    Dict(Rc<DictValue<'a>>),
-    /// A tuple or list of string literals (e.g. the variables a loop sets).
-    Strings(Vec<String>),
-    /// Derived from a node-wide CPU count; `call` names the function, `origin` is the call.
-    NodeCpus {
-        /// The counting function, as written canonically (`os.cpu_count`).
-        call: &'static str,
-        /// The call expression.
-        origin: Site,
-    },
-    /// Derived from the size of the data (`len(...)`).
-    DataSize {
-        /// The `len(...)` call.
-        origin: Site,
-    },
-    /// Bounded by the pod's CPU cap: a cap variable read, a configured helper, a quota-aware count.
-    Capped,
-    /// Not known statically.
-    Unknown(Unknown),
-}
-
-impl Value<'_> {
-    /// Whether the value is a known number (int, or float truncated as joblib does).
-    pub fn as_int(&self) -> Option<i64> {
-        match self {
-            Value::Int(value) => Some(*value),
-            Value::Float(value) if value.is_finite() => Some(value.floor() as i64),
-            Value::Bool(value) => Some(i64::from(*value)),
-            _ => None,
-        }
-    }
-}
-
-/// A resolved value and, when it came through a name, where that name was bound.
-#[derive(Debug, Clone)]
-pub struct Resolved<'a> {
-    /// The value.
-    pub value: Value<'a>,
-    /// The first binding followed, for a secondary label ("`N_JOBS` is defined here").
-    pub binding: Option<Site>,
-}
-
-impl<'a> Resolved<'a> {
-    fn of(value: Value<'a>) -> Self {
-        Resolved { value, binding: None }
-    }
-
-    fn through(mut self, binding: impl Into<Site>) -> Self {
-        self.binding.get_or_insert_with(|| binding.into());
-        self
-    }
-}
-
-/// The names that make a value "bounded": cap variables and helper functions.
-#[derive(Debug, Clone, Default)]
-pub struct CapNames {
-    /// Configured thread-cap variables (plus the Downward API variable).
-    pub variables: Vec<String>,
-    /// Configured helper functions (fully qualified).
-    pub helpers: Vec<String>,
-}
-
-impl CapNames {
-    /// The names the settings make bounded: the configured thread caps, the Downward API variable and
-    /// the cap helpers.
-    pub fn for_settings(settings: &capslint_workspace::settings::Settings) -> Self {
-        let mut variables = settings.thread_caps.clone();
-        variables.extend(settings.limit_env.iter().cloned());
-        CapNames { variables, helpers: settings.cap_helpers.clone() }
-    }
-
-    /// Whether reading `variable` yields a value bounded by the pod's CPU cap.
-    pub fn is_cap_variable(&self, variable: &str) -> bool {
-        thread_variables::is_cap(variable)
-            || self.variables.iter().any(|name| name == variable)
-            || variable.ends_with("CPU_LIMIT")
-    }
-}
-
 /// Answers "what is this callee?" and "what does this value resolve to?" for one module.
 ///
 /// The value and the qualified name of each assignment are computed once and memoised, so a name used
@@ -304,7 +51,7 @@ impl CapNames {
 pub struct Resolver<'m, 'a> {
     model: &'m SemanticModel<'a>,
     /// The project's other modules, read when an imported value is needed.
-    project: Option<ProjectContext<'m>>,
+    project: Option<&'m dyn ProjectLookup>,
     caps: &'m CapNames,
     budget: &'m Budget,
     values: Memo<Resolved<'a>>,
@@ -330,7 +77,7 @@ impl<'m, 'a> Resolver<'m, 'a> {
 
     /// Resolves imported names through the project's other modules.
     #[must_use]
-    pub fn with_project(mut self, project: ProjectContext<'m>) -> Self {
+    pub fn with_project(mut self, project: &'m dyn ProjectLookup) -> Self {
         self.project = Some(project);
         self
     }
@@ -338,7 +85,7 @@ impl<'m, 'a> Resolver<'m, 'a> {
     /// The value another module of the project gives the imported name `qualified`.
     fn imported(&self, qualified: &str, offset: TextSize) -> Resolved<'a> {
         let unknown = Resolved::of(Value::Unknown(Unknown::Other));
-        let Some(project) = &self.project else { return unknown };
+        let Some(project) = self.project else { return unknown };
         if !self.spend(MEMO_STEPS, offset) {
             return unknown;
         }
@@ -618,7 +365,7 @@ impl<'m, 'a> Resolver<'m, 'a> {
     /// TrainOperator`, a subclass of `KubernetesPodOperator` there). Only names of the Airflow operator
     /// convention (`...Operator`) are looked up, so resolving callees reads no other module otherwise.
     fn project_operator(&self, name: &str) -> Option<String> {
-        let project = self.project.as_ref()?;
+        let project = self.project?;
         let last = name.rsplit('.').next()?;
         if !last.ends_with("Operator") || libraries::is_pod_operator(&libraries::canonical(name)) {
             return None;

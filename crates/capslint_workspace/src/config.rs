@@ -130,7 +130,7 @@ pub struct ConfigFile {
 pub enum ConfigError {
     /// The file could not be read.
     #[error("cannot read configuration file {path}: {source}")]
-    #[diagnostic(code(capslint::config))]
+    #[diagnostic(code("capslint::config"))]
     Io {
         /// The file.
         path: String,
@@ -147,7 +147,7 @@ pub enum ConfigError {
 /// A configuration file with a wrong key or value, and where.
 #[derive(Debug, thiserror::Error, miette::Diagnostic)]
 #[error("invalid configuration in {path}: {message}")]
-#[diagnostic(code(capslint::config), help("{help}"))]
+#[diagnostic(code("capslint::config"), help("{help}"))]
 pub struct InvalidConfig {
     /// The file.
     pub path: String,

@@ -3,7 +3,9 @@
 //! may read below ([`confine`]), paths made comparable ([`paths`]), the edited text `--fix` keeps in
 //! memory ([`edited`]) and the atomic replacement of a file ([`atomic`]).
 //!
-//! It analyses nothing: no rule, no parser of Python or manifests is called from here.
+//! It analyses nothing: no rule runs here, and of the parsers only ruff's expression parser is called, to
+//! validate the `fix-thread-count` setting. It may depend on `capslint_cpu` and `capslint_diagnostics`
+//! alone.
 
 pub mod atomic;
 pub mod config;

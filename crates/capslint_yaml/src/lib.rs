@@ -1,6 +1,7 @@
 //! YAML with byte spans: the hostile-input guard, saphyr's parser and loader fed one document at a time
 //! (anchors and aliases within a file-wide expansion budget, duplicate keys as errors, tags tolerated),
-//! and a read-only view of the tree whose ranges are byte offsets.
+//! and a read-only view of the tree whose ranges are byte offsets. It knows YAML alone: no Kubernetes, no
+//! finding, no other capslint crate.
 
 mod guard;
 mod node;

@@ -4,6 +4,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use crate::error_report::render_error;
 use capslint_diagnostics::diagnostic::Diagnostic;
 use capslint_diagnostics::fix::{self, Applicability};
 use capslint_diagnostics::registry::{Rule, Severity};
@@ -122,18 +123,6 @@ fn config_source(args: &CheckArgs) -> Result<ConfigSource, ExitCode> {
             Err(ExitCode::from(2))
         }
     }
-}
-
-/// Renders an error that carries source spans (a configuration file) as a graphical report on stderr.
-pub fn render_error(error: &dyn miette::Diagnostic) -> String {
-    let color = crate::color::enabled(crate::color::Stream::Stderr);
-    let theme = if color { miette::GraphicalTheme::unicode() } else { miette::GraphicalTheme::unicode_nocolor() };
-    let mut out = String::new();
-    let handler = miette::GraphicalReportHandler::new_themed(theme).with_links(false).with_width(120);
-    if handler.render_report(&mut out, error).is_err() {
-        out = format!("error: {error}\n");
-    }
-    out
 }
 
 /// The format to print in: the one asked for; else `github` inside GitHub Actions when the report goes

@@ -10,7 +10,7 @@ use std::process::ExitCode;
 
 use serde::Serialize;
 
-use crate::commands::check::render_error;
+use crate::error_report::render_error;
 use capslint_diagnostics::registry::Rule;
 use capslint_workspace::config::{self, ConfigFile};
 use capslint_workspace::settings::{DEFAULT_EXCLUDES, Overrides, Settings};

@@ -596,7 +596,9 @@ fn a_wheel_that_cannot_be_installed_falls_back_to_cargo_or_fails_clearly() {
     assert!(stdout.contains(&format!("capslint {VERSION} could not be installed from the package index")), "{stdout}");
     let root_dir = run.runner_temp.path().join("capslint");
     let log = std::fs::read_to_string(tools.path().join("cargo.log")).unwrap();
-    assert_eq!(log.trim(), format!("install --locked --root {} --path {}", root_dir.display(), root().display()));
+    // The action's checkout is the workspace; the binary is its crates/capslint.
+    let binary_crate = root().join("crates/capslint");
+    assert_eq!(log.trim(), format!("install --locked --root {} --path {}", root_dir.display(), binary_crate.display()));
     assert_eq!(run.output("run", "exit-code"), "1");
     assert_eq!(run.exit_code(), 1);
 

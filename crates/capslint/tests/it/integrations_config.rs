@@ -306,9 +306,7 @@ fn rule_pages_are_the_files_in_rules() {
     for rule in Rule::ALL {
         let (code, stdout, _) = run(capslint(&root()).args(["rule", rule.code()]));
         assert_eq!(code, 0);
-        let page =
-            std::fs::read_to_string(root().join(format!("crates/capslint_diagnostics/rules/{}.md", rule.code())))
-                .unwrap();
+        let page = std::fs::read_to_string(root().join(format!("rules/{}.md", rule.code()))).unwrap();
         assert_eq!(stdout, page, "{}: the binary's page differs from rules/", rule.code());
     }
     let (code, stdout, _) = run(capslint(&root()).args(["rule", "late-thread-cap"]));

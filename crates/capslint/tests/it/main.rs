@@ -42,4 +42,5 @@ mod runtime_exec;
 mod runtime_fixtures;
 mod runtime_init;
 mod runtime_probe;
+mod workspace_layout;
 mod yaml_corpus;

@@ -22,18 +22,14 @@ use rustc_hash::FxHashMap;
 
 use super::libraries;
 use super::limits::{Cut, Limit};
-use super::resolve::{CapNames, Resolved};
+use super::limits::{MAX_HOPS, MAX_MODULE_BYTES};
+use super::lookup::ProjectLookup;
+use super::value::{CapNames, Resolved};
 use capslint_workspace::confine::Confinement;
 use summary::{Export, ModuleSummary, Unread};
 
 /// How many directories above the importing file an absolute import's top-level package may be found in.
 pub const MAX_ANCESTORS: usize = 4;
-
-/// How many modules one lookup may pass through (re-exports, `__init__` aliases, base classes).
-pub const MAX_HOPS: u32 = 8;
-
-/// The largest module read: constants and params modules are small, and this bounds what one import costs.
-pub const MAX_MODULE_BYTES: u64 = 1 << 20;
 
 type SummaryCell = Arc<OnceLock<Result<Arc<ModuleSummary>, Unread>>>;
 
@@ -209,10 +205,10 @@ pub struct ProjectContext<'m> {
     pub file: &'m Path,
 }
 
-impl ProjectContext<'_> {
+impl ProjectLookup for ProjectContext<'_> {
     /// The value the project gives the imported name `qualified`, with its definition as the binding;
     /// `Ok(None)` when the project does not define it, the [`Cut`] when a limit stopped the lookup.
-    pub fn value(&self, qualified: &str, caps: &CapNames) -> Result<Option<Resolved<'static>>, Cut> {
+    fn value(&self, qualified: &str, caps: &CapNames) -> Result<Option<Resolved<'static>>, Cut> {
         let Some(found) = self.index.export(self.file, qualified, caps, &mut Vec::new())? else { return Ok(None) };
         Ok(match found.export() {
             Some(Export::Value(value)) => Some(value.resolved(&found.summary.file)),
@@ -224,7 +220,7 @@ impl ProjectContext<'_> {
     /// subclass of one (directly or through other classes of the project) without an `__init__` of its own
     /// that may set resources or environment. The [`Cut`] when the chain of classes passes through more
     /// than [`MAX_HOPS`] modules.
-    pub fn pod_operator(&self, qualified: &str, caps: &CapNames) -> Result<Option<String>, Cut> {
+    fn pod_operator(&self, qualified: &str, caps: &CapNames) -> Result<Option<String>, Cut> {
         let mut from = self.file.to_path_buf();
         let mut current = qualified.to_string();
         let mut trail = Vec::new();
@@ -253,7 +249,7 @@ impl ProjectContext<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::resolve::Value;
+    use crate::value::Value;
 
     fn project(files: &[(&str, &str)]) -> tempfile::TempDir {
         let dir = tempfile::tempdir().unwrap();

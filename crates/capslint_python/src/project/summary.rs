@@ -17,10 +17,10 @@ use crate::budget::Budget;
 use crate::limits::{Cut, Limit, MAX_DICT_NESTING};
 use crate::prescan;
 use crate::recovery::Distrusted;
-use crate::resolve::{
-    At, CapNames, DictEntry, DictValue, EntryValue, Resolved, Resolver, Site, Unknown, Value, init_sets_pod_arguments,
-};
+use crate::resolve::{Resolver, init_sets_pod_arguments};
 use crate::semantic::{Binding, BindingKind, ScopeId, SemanticModel};
+use crate::site::Site;
+use crate::value::{At, CapNames, DictEntry, DictValue, EntryValue, Resolved, Unknown, Value};
 use capslint_diagnostics::source::SourceFile;
 use capslint_workspace::confine::Confinement;
 

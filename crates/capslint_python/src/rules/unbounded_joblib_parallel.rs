@@ -5,33 +5,11 @@ use ruff_python_ast as ast;
 use ruff_text_size::Ranged;
 
 use crate::checker::{Checker, call_argument, kwargs_splats};
+pub use crate::joblib_contexts::{Backend, ParallelContext};
 use crate::libraries::{JOBLIB_CLUSTER_BACKENDS, JoblibCall, describe_counter};
 use crate::resolve::{Unknown, Value};
 use capslint_diagnostics::diagnostic::Finding;
 use capslint_diagnostics::registry::Rule;
-
-/// How a joblib context manager configures the `Parallel` calls inside it.
-#[derive(Debug, Clone)]
-pub struct ParallelContext {
-    /// The backend it sets, if it names one.
-    pub backend: Option<Backend>,
-    /// Whether it bounds the threads of each worker (`inner_max_num_threads`, or a cap helper).
-    pub inner_capped: bool,
-}
-
-/// A joblib backend, as far as CAP103 cares.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Backend {
-    /// `loky` or `multiprocessing`: worker processes that each size their own thread pools.
-    Process,
-    /// `threading` or `sequential`: no new process.
-    Threads,
-    /// A cluster (`ray`, `dask`, `spark`, `ipyparallel`): `n_jobs` counts the cluster's workers, which
-    /// are sized where the cluster runs, not by this process.
-    Cluster,
-    /// Something else (another registered backend, an expression).
-    Other,
-}
 
 /// Enters a `with` item: a joblib context manager (`parallel_config(...)`, `parallel_backend(...)`) or a
 /// cap helper configures the `Parallel` calls in its body. Returns whether a context was pushed onto
