@@ -26,4 +26,5 @@ html_title = "capslint"
 html_theme_options = {
     "description": "Stops CPU oversubscription on Kubernetes",
     "fixed_sidebar": True,
+    "page_width": "1200px",
 }
