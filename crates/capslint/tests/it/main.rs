@@ -11,6 +11,7 @@ mod cli_conventions;
 mod config_files;
 mod confinement;
 mod discovery;
+mod docs_site;
 mod fix_identity;
 mod fixes;
 mod hostile;

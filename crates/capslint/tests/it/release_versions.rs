@@ -1,10 +1,11 @@
 //! One version everywhere: what Cargo.toml says is what the wheel (pyproject.toml takes it from
-//! Cargo.toml), the GitHub Action's default, every install snippet of README.md, the pre-commit mirror and
-//! the newest CHANGELOG.md entry say. A release bumps Cargo.toml and this test names every other place.
+//! Cargo.toml), the GitHub Action's default, every install snippet of README.md and of the pages of
+//! `docs/`, the pre-commit mirror and the newest CHANGELOG.md entry say. A release bumps Cargo.toml and this test names every other place.
 
 use regex::Regex;
 use saphyr::{LoadableYamlNode, Yaml};
 
+use crate::integrations_docs::pages;
 use crate::support::*;
 
 const VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -44,21 +45,30 @@ fn every_version_the_repository_states_is_cargos() {
     let default = action["inputs"]["version"]["default"].as_str().expect("the `version` input has a default");
     stated.push(("action.yml version default".into(), default.to_string()));
 
-    let readme = read("README.md");
     let kinds = [
         ("pre-commit rev", r"rev: v(\S+)"),
         ("action ref", r"capslint/capslint@v(\S+)"),
         ("pip/pipx/uv pin", r"capslint==([0-9][^\s`]*)"),
         ("uvx pin", r"uvx capslint@([0-9][^\s`]*)"),
         ("image tag", r"ghcr\.io/capslint/capslint:([^\s`]+)"),
+        ("release download", r"/releases/download/v([^/\s]+)/"),
+        ("release page", r"/releases/tag/v([^)\s]+)"),
+        ("release archive", r"capslint-([0-9]+\.[0-9]+\.[0-9]+[^-\s`]*)-"),
     ];
+    let documents: Vec<(String, String)> = pages().into_iter().map(|page| (read(&page), page)).collect();
     for (kind, pattern) in kinds {
-        let found = captures(&readme, pattern);
-        assert!(!found.is_empty(), "README.md shows no {kind}");
-        stated.extend(found.into_iter().map(|(text, version)| (format!("README.md {kind} `{text}`"), version)));
+        let mut shown = false;
+        for (text, page) in &documents {
+            let found = captures(text, pattern);
+            shown |= !found.is_empty();
+            stated.extend(found.into_iter().map(|(text, version)| (format!("{page} {kind} `{text}`"), version)));
+        }
+        assert!(shown, "neither README.md nor docs/ shows a {kind}");
     }
-    let unpinned = captures(&readme, r"(capslint/capslint(?:-pre-commit)?@([^v\s]\S*))");
-    assert!(unpinned.is_empty(), "README.md uses the action or the hooks at a branch: {unpinned:?}");
+    for (text, page) in &documents {
+        let unpinned = captures(text, r"(capslint/capslint(?:-pre-commit)?@([^v\s]\S*))");
+        assert!(unpinned.is_empty(), "{page} uses the action or the hooks at a branch: {unpinned:?}");
+    }
 
     let mirror = toml_file("pre-commit-mirror/pyproject.toml");
     let mirror_project = mirror["project"].as_table().unwrap();

@@ -49,10 +49,14 @@ fn crate_directories() -> BTreeSet<String> {
         .collect()
 }
 
-/// Each row of the README's crate table: the crate and the crates it depends on.
+/// Each row of the crate table of the README's `### Crates` section: the crate and the crates it
+/// depends on.
 fn readme_rows(readme: &str) -> Vec<(String, BTreeSet<String>)> {
     readme
         .lines()
+        .skip_while(|line| *line != "### Crates")
+        .skip(1)
+        .take_while(|line| !line.starts_with('#'))
         .filter(|line| line.starts_with("| `capslint"))
         .map(|line| {
             let cells: Vec<&str> = line.split('|').map(str::trim).collect();
@@ -110,6 +114,8 @@ fn upward_and_unknown_dependencies_are_caught() {
         }
     };
     assert_eq!(upward(&order, fake), ["middle -> top", "bottom -> elsewhere"]);
-    let rows = readme_rows("| `capslint_a` | owns | `capslint_b`, `capslint_c` |\n| other |\n");
+    let rows = readme_rows(
+        "| `capslint x` | a table elsewhere | |\n### Crates\n| `capslint_a` | owns | `capslint_b`, `capslint_c` |\n| other |\n## Next\n| `capslint_z` | | |\n",
+    );
     assert_eq!(rows, [("capslint_a".to_string(), ["capslint_b".to_string(), "capslint_c".to_string()].into())]);
 }
