@@ -14,39 +14,65 @@
 //! its rendering), [`exec`] (the entrypoint), [`init`] (a child run as init), [`stop`] (what stop
 //! signals do to capslint itself).
 
+#[cfg(target_os = "linux")]
 pub mod assess;
+#[cfg(target_os = "linux")]
 pub mod caps;
+#[cfg(target_os = "linux")]
 pub mod cfs;
+#[cfg(target_os = "linux")]
 pub mod cgroup;
+#[cfg(target_os = "linux")]
 pub mod check;
+#[cfg(target_os = "linux")]
 pub mod cpuset;
+#[cfg(target_os = "linux")]
 pub mod effective;
+#[cfg(target_os = "linux")]
 pub mod env;
+#[cfg(target_os = "linux")]
 pub mod exec;
+#[cfg(target_os = "linux")]
 pub mod init;
+#[cfg(target_os = "linux")]
 pub mod limit;
+#[cfg(target_os = "linux")]
 pub mod probe;
+#[cfg(target_os = "linux")]
 pub mod procfs;
+#[cfg(target_os = "linux")]
 pub mod report;
+#[cfg(target_os = "linux")]
 pub mod stop;
+#[cfg(target_os = "linux")]
 pub mod system;
+#[cfg(target_os = "linux")]
 pub mod tree;
+#[cfg(target_os = "linux")]
 pub mod verdict;
 
 use std::ffi::OsString;
+#[cfg(target_os = "linux")]
 use std::io::{self, Write as _};
 use std::path::PathBuf;
 use std::process::ExitCode;
+#[cfg(target_os = "linux")]
 use std::time::Duration;
 
+#[cfg(target_os = "linux")]
 use check::CheckOptions;
+#[cfg(target_os = "linux")]
 use env::Env;
+#[cfg(target_os = "linux")]
 use system::Roots;
+#[cfg(target_os = "linux")]
 use verdict::{Verdict, logfmt_value};
 
 /// Exit code when no problem was found.
+#[cfg(target_os = "linux")]
 const EXIT_SAFE: u8 = 0;
 /// Exit code when a problem was found (or `exec` refused to start).
+#[cfg(target_os = "linux")]
 const EXIT_UNSAFE: u8 = 1;
 /// Exit code when the check could not be made.
 const EXIT_ERROR: u8 = 2;
@@ -89,6 +115,7 @@ pub struct RootArgs {
     pub sys_root: PathBuf,
 }
 
+#[cfg(target_os = "linux")]
 impl RootArgs {
     fn roots(&self) -> Roots {
         Roots {
@@ -168,6 +195,7 @@ fn share(text: &str) -> Result<f64, String> {
 
 /// Runs `capslint runtime`: 0 when safe, 1 when unsafe, 2 when the check could not be made, 128+N
 /// when stopped by signal N.
+#[cfg(target_os = "linux")]
 pub fn run_runtime(args: &RuntimeArgs) -> ExitCode {
     stop::install();
     let roots = args.roots.roots();
@@ -199,6 +227,7 @@ pub fn run_runtime(args: &RuntimeArgs) -> ExitCode {
 
 /// Runs `capslint exec`: on success it does not return (the command replaces this process), or, as
 /// init, returns the command's exit status.
+#[cfg(target_os = "linux")]
 pub fn run_exec(args: &ExecArgs) -> ExitCode {
     stop::install();
     let env = Env::from_process();
@@ -258,6 +287,7 @@ pub fn run_exec(args: &ExecArgs) -> ExitCode {
 }
 
 /// The line `exec` logs before replacing itself.
+#[cfg(target_os = "linux")]
 fn caps_set_line(
     plan: &exec::Plan,
     declared: &limit::DeclaredLimit,
@@ -282,6 +312,7 @@ fn caps_set_line(
     )
 }
 
+#[cfg(target_os = "linux")]
 fn print_verdicts(verdicts: &[Verdict]) {
     let mut stderr = io::stderr().lock();
     for verdict in verdicts {
@@ -291,6 +322,7 @@ fn print_verdicts(verdicts: &[Verdict]) {
 }
 
 /// Reports a check that could not be completed: exit 2, or 128+N when signal N stopped its probe.
+#[cfg(target_os = "linux")]
 fn fail_check(error: &check::CheckError) -> ExitCode {
     match error {
         check::CheckError::Probe(probe::ProbeError::Stopped { signal }) => {
@@ -301,7 +333,60 @@ fn fail_check(error: &check::CheckError) -> ExitCode {
     }
 }
 
+#[cfg(target_os = "linux")]
 fn fail(error: &dyn std::fmt::Display) -> ExitCode {
     eprintln!("error: {error}");
     ExitCode::from(EXIT_ERROR)
+}
+
+/// Runs `capslint runtime` outside Linux, where there is no cgroup, `/proc` or pod to read: says so, and
+/// exits 2.
+#[cfg(not(target_os = "linux"))]
+pub fn run_runtime(_args: &RuntimeArgs) -> ExitCode {
+    outside_linux("runtime")
+}
+
+/// Runs `capslint exec` outside Linux, where there is no cgroup, `/proc` or pod to read: says so, runs
+/// nothing, and exits 2.
+#[cfg(not(target_os = "linux"))]
+pub fn run_exec(_args: &ExecArgs) -> ExitCode {
+    outside_linux("exec")
+}
+
+/// Says that `capslint VERB` runs in a Linux pod only, and exits 2.
+#[cfg(not(target_os = "linux"))]
+fn outside_linux(verb: &str) -> ExitCode {
+    eprintln!("error: {}", outside_linux_message(verb, std::env::consts::OS));
+    ExitCode::from(EXIT_ERROR)
+}
+
+/// Why `capslint VERB` does not run on the system `os` (as `std::env::consts::OS` names it).
+#[cfg(any(not(target_os = "linux"), test))]
+fn outside_linux_message(verb: &str, os: &str) -> String {
+    let os = match os {
+        "macos" => "macOS",
+        "windows" => "Windows",
+        other => other,
+    };
+    format!(
+        "capslint {verb} runs inside a Linux pod: it reads the cgroup CPU quota, /proc and the Downward API; \
+         on {os} use `capslint check`"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::outside_linux_message;
+
+    #[test]
+    fn outside_linux_the_verbs_say_where_they_run_and_what_to_use() {
+        assert_eq!(
+            outside_linux_message("runtime", "macos"),
+            "capslint runtime runs inside a Linux pod: it reads the cgroup CPU quota, /proc and the Downward API; \
+             on macOS use `capslint check`"
+        );
+        assert!(outside_linux_message("exec", "windows").starts_with("capslint exec runs inside a Linux pod: "));
+        assert!(outside_linux_message("exec", "windows").ends_with("; on Windows use `capslint check`"));
+        assert!(outside_linux_message("runtime", "freebsd").ends_with("; on freebsd use `capslint check`"));
+    }
 }

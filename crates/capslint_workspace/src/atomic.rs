@@ -10,9 +10,10 @@
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
+
+use crate::platform;
 
 /// Replaces `path` with `contents`, creating its directory.
 pub fn write(path: &Path, contents: &[u8]) -> io::Result<()> {
@@ -66,48 +67,27 @@ fn replace(directory: &Path, destination: &Path, fill: impl FnOnce(&mut File) ->
 }
 
 /// Why a checked file may not be rewritten, if its mode does not let the user running capslint write it:
-/// the owner's write bit for its owner (root included, so a file made read-only stays so under a CI
-/// container's root), the group's for a member of its group, the others' otherwise.
+/// on unix, the owner's write bit for its owner (root included, so a file made read-only stays so under
+/// a CI container's root), the group's for a member of its group, the others' otherwise; elsewhere, its
+/// read-only attribute.
 pub fn may_rewrite(metadata: &fs::Metadata) -> Result<(), String> {
-    let uid = unsafe { libc::geteuid() };
-    let in_group = metadata.gid() == unsafe { libc::getegid() } || supplementary_groups().contains(&metadata.gid());
-    let bit = if metadata.uid() == uid || uid == 0 {
-        0o200
-    } else if in_group {
-        0o020
-    } else {
-        0o002
-    };
-    if metadata.mode() & bit == 0 {
-        return Err(format!("it is read-only (mode {:04o})", metadata.mode() & 0o7777));
-    }
-    Ok(())
-}
-
-fn supplementary_groups() -> Vec<libc::gid_t> {
-    let count = unsafe { libc::getgroups(0, std::ptr::null_mut()) };
-    if count <= 0 {
-        return Vec::new();
-    }
-    let mut groups = vec![0; count as usize];
-    let count = unsafe { libc::getgroups(count, groups.as_mut_ptr()) };
-    groups.truncate(count.max(0) as usize);
-    groups
+    platform::may_rewrite(metadata)
 }
 
 /// Rewrites the regular file `path` (named with no symbolic link on its path) with `contents`, keeping
 /// what makes it the same file: a file with several hard links is written in place; any other is
 /// replaced whole or not at all through a temporary file in its directory, created with mode 0600 (so
 /// no other user can open it while it fills) and given the original owner, group and mode before it is
-/// renamed over the original.
+/// renamed over the original. Where there is no unix API, the original's read-only attribute is what
+/// is kept, and hard links are not told apart.
 pub fn rewrite(path: &Path, contents: &[u8]) -> io::Result<()> {
     let metadata = fs::symlink_metadata(path)?;
     if !metadata.is_file() {
         return Err(io::Error::other("not a regular file"));
     }
     may_rewrite(&metadata).map_err(io::Error::other)?;
-    if metadata.nlink() > 1 {
-        let mut file = OpenOptions::new().write(true).custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK).open(path)?;
+    if platform::has_other_names(&metadata) {
+        let mut file = platform::open_write(path)?;
         file.write_all(contents)?;
         file.set_len(contents.len() as u64)?;
         return file.sync_all();
@@ -115,14 +95,7 @@ pub fn rewrite(path: &Path, contents: &[u8]) -> io::Result<()> {
     let directory = path.parent().filter(|parent| !parent.as_os_str().is_empty()).unwrap_or(Path::new("."));
     replace(directory, path, |file| {
         file.write_all(contents)?;
-        // The owner first: a change of owner clears the set-id bits the mode then restores.
-        if let Err(error) = std::os::unix::fs::fchown(&*file, Some(metadata.uid()), Some(metadata.gid())) {
-            // An unprivileged user cannot give a file away; it keeps the file only if it is its own.
-            if metadata.uid() != unsafe { libc::geteuid() } {
-                return Err(error);
-            }
-        }
-        file.set_permissions(fs::Permissions::from_mode(metadata.mode() & 0o7777))
+        platform::keep_identity(file, &metadata)
     })
 }
 
@@ -134,7 +107,7 @@ fn create_temporary(directory: &Path, destination: &Path) -> io::Result<(PathBuf
     loop {
         let unique = COUNTER.fetch_add(1, Ordering::Relaxed);
         let temporary = directory.join(format!(".{name}.{}-{unique}.capslint-tmp", std::process::id()));
-        match OpenOptions::new().write(true).create_new(true).mode(0o600).open(&temporary) {
+        match platform::create_private(&temporary) {
             Ok(file) => return Ok((temporary, file)),
             Err(error) if error.kind() == io::ErrorKind::AlreadyExists => continue,
             Err(error) => return Err(error),
@@ -144,6 +117,9 @@ fn create_temporary(directory: &Path, destination: &Path) -> io::Result<(PathBuf
 
 #[cfg(test)]
 mod tests {
+    #[cfg(unix)]
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+
     use super::*;
 
     fn entries(directory: &Path) -> Vec<String> {
@@ -192,6 +168,7 @@ mod tests {
         assert_eq!(fs::read_to_string(&path).unwrap(), "new");
     }
 
+    #[cfg(unix)]
     #[test]
     fn a_rewritten_file_keeps_its_mode_and_its_hard_links() {
         let directory = tempfile::TempDir::new().unwrap();
@@ -212,6 +189,7 @@ mod tests {
         assert_eq!(fs::read_to_string(&other).unwrap(), "short");
     }
 
+    #[cfg(unix)]
     #[test]
     fn the_temporary_file_is_private_while_it_fills() {
         let directory = tempfile::TempDir::new().unwrap();
@@ -220,6 +198,7 @@ mod tests {
         assert_eq!(fs::metadata(&temporary).unwrap().mode() & 0o777, 0o600);
     }
 
+    #[cfg(unix)]
     #[test]
     fn a_read_only_file_is_not_rewritten() {
         let directory = tempfile::TempDir::new().unwrap();
@@ -231,6 +210,7 @@ mod tests {
         assert_eq!(fs::read_to_string(&path).unwrap(), "old");
     }
 
+    #[cfg(unix)]
     #[test]
     fn a_symbolic_link_is_followed_and_kept() {
         let directory = tempfile::TempDir::new().unwrap();

@@ -10,17 +10,15 @@
 //! outside a work tree, the directory of the nearest configuration file above it, else the path itself
 //! (its directory, for a file). See [`Confinement::root_of`].
 
-use std::fs::{File, Metadata};
+use std::fs::File;
 use std::io::{self, Read};
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
+
+use crate::platform;
 
 /// Files larger than this are not read: they are reported (CAP001) instead of parsed: a syntax tree takes tens of bytes per
 /// byte of source, so this bounds the memory one hostile file can take.
 pub const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
-
-/// Trees of the system that are never read: their files are the kernel's and the machine's, not code.
-const SYSTEM_TREES: &[&str] = &["/proc", "/sys", "/dev"];
 
 /// The files whose presence makes a directory a project root outside a git work tree.
 const PROJECT_MARKERS: &[&str] = &crate::config::CONFIG_FILE_NAMES;
@@ -158,7 +156,11 @@ impl Confinement {
     pub fn writable(&self, path: &Path, shown: &str) -> Result<PathBuf, Refusal> {
         let resolved = self.file(path, shown)?;
         let named = std::path::absolute(path).map(|absolute| crate::paths::normalize(&absolute));
-        if named.is_ok_and(|named| named == resolved) { Ok(resolved) } else { Err(Refusal::Link(shown.to_string())) }
+        if named.is_ok_and(|named| platform::same_path(&named, &resolved)) {
+            Ok(resolved)
+        } else {
+            Err(Refusal::Link(shown.to_string()))
+        }
     }
 
     /// Reads the regular file `path` below a root, at most `limit` bytes: the text a fix run has edited
@@ -178,11 +180,7 @@ impl Confinement {
 /// on the open file before a byte is read.
 pub fn open_regular(path: &Path, shown: &str, limit: u64) -> Result<Vec<u8>, Refusal> {
     let io = |error: io::Error| Refusal::Io(shown.to_string(), error.to_string());
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW | libc::O_NOCTTY)
-        .open(path)
-        .map_err(io)?;
+    let file = platform::open_read(path).map_err(io)?;
     read_opened(file, shown, limit)
 }
 
@@ -205,14 +203,9 @@ pub fn read_opened(mut file: File, shown: &str, limit: u64) -> Result<Vec<u8>, R
     Ok(bytes)
 }
 
-/// Whether a file's metadata says it is the same file as `other` (device and inode).
-pub fn same_file(metadata: &Metadata, other: &Metadata) -> bool {
-    metadata.dev() == other.dev() && metadata.ino() == other.ino()
-}
-
-/// Whether a resolved path is under `/proc`, `/sys` or `/dev`.
+/// Whether a resolved path is under one of the system's trees (`/proc`, `/sys` or `/dev` on unix).
 pub fn is_system(resolved: &Path) -> bool {
-    SYSTEM_TREES.iter().any(|tree| resolved.starts_with(tree))
+    platform::SYSTEM_TREES.iter().any(|tree| resolved.starts_with(tree))
 }
 
 /// The top level of the git work tree holding `directory`: the nearest ancestor with a `.git` (a
@@ -224,6 +217,7 @@ pub fn git_top_level(directory: &Path) -> Option<&Path> {
 #[cfg(test)]
 mod tests {
     use std::fs;
+    #[cfg(unix)]
     use std::os::unix::fs::symlink;
 
     use super::*;
@@ -264,6 +258,7 @@ mod tests {
         assert_eq!(Confinement::root_of(&outside.join("project/sub/a.py"), &outside), outside.join("project"));
     }
 
+    #[cfg(unix)]
     #[test]
     fn paths_that_leave_the_root_are_refused_however_they_are_written() {
         let (_dir, repo, outside) = tree();
@@ -286,6 +281,7 @@ mod tests {
         assert_eq!(confinement.read_to_string(&repo.join("deploy/./pod.yaml"), "x", 1 << 20).unwrap(), "kind: Pod\n");
     }
 
+    #[cfg(unix)]
     #[test]
     fn special_and_system_files_are_never_opened() {
         let (_dir, repo, _) = tree();
@@ -294,17 +290,22 @@ mod tests {
         assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o600) }, 0);
         let everything = Confinement::new([PathBuf::from("/")]);
         assert_eq!(everything.read_to_string(&fifo, "x", 1 << 20), Err(Refusal::NotRegular("x".into())));
-        assert_eq!(
-            everything.read_to_string(Path::new("/proc/self/environ"), "x", 1 << 20),
-            Err(Refusal::System("x".into()))
-        );
         assert_eq!(everything.read_to_string(Path::new("/dev/null"), "x", 1 << 20), Err(Refusal::System("x".into())));
-        symlink("/proc/self/environ", repo.join("deploy/environ.yaml")).unwrap();
-        assert!(
-            everything.read_to_string(&repo.join("deploy/environ.yaml"), "x", 1 << 20).unwrap_err().is_confinement()
-        );
+        // Each system tree of this system, named and reached through a link.
+        let trees: Vec<&Path> =
+            crate::platform::SYSTEM_TREES.iter().map(Path::new).filter(|tree| tree.exists()).collect();
+        assert!(!trees.is_empty());
+        for (index, tree) in trees.into_iter().enumerate() {
+            assert_eq!(everything.read_to_string(tree, "x", 1 << 20), Err(Refusal::System("x".into())), "{tree:?}");
+            let link = repo.join(format!("deploy/system-{index}.yaml"));
+            symlink(tree, &link).unwrap();
+            assert!(everything.read_to_string(&link, "x", 1 << 20).unwrap_err().is_confinement(), "{tree:?}");
+        }
+        symlink("/dev/null", repo.join("deploy/null.yaml")).unwrap();
+        assert!(everything.read_to_string(&repo.join("deploy/null.yaml"), "x", 1 << 20).unwrap_err().is_confinement());
     }
 
+    #[cfg(unix)]
     #[test]
     fn a_link_at_the_end_of_a_resolved_path_is_not_followed_when_opened() {
         let (_dir, repo, outside) = tree();
@@ -313,6 +314,7 @@ mod tests {
         assert!(matches!(open_regular(&link, "x", 1 << 20), Err(Refusal::Io(..))));
     }
 
+    #[cfg(unix)]
     #[test]
     fn only_files_named_without_a_link_are_writable() {
         let (_dir, repo, outside) = tree();

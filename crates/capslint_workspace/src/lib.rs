@@ -13,4 +13,5 @@ pub mod confine;
 pub mod discover;
 pub mod edited;
 pub mod paths;
+mod platform;
 pub mod settings;

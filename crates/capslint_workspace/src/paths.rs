@@ -45,8 +45,8 @@ pub fn absolute(path: &Path, cwd: &Path) -> PathBuf {
 /// Whether an absolute path is already what [`normalize`] makes of it: no empty, `.` or `..` segment.
 /// A byte check, much cheaper than walking the components, for the paths of a walk that nearly all are.
 fn is_normal(path: &Path) -> bool {
-    use std::os::unix::ffi::OsStrExt;
-    let bytes = path.as_os_str().as_bytes();
+    // On Windows an absolute path starts with a drive or a share, never `/`: such a path is normalised.
+    let bytes = path.as_os_str().as_encoded_bytes();
     bytes == b"/"
         || bytes
             .strip_prefix(b"/")

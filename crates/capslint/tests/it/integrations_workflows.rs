@@ -223,4 +223,85 @@ fn the_release_builds_every_target_and_publishes_everywhere() {
     );
     assert!(release.contains("name: image-${{ matrix.image }}") && release.contains("pattern: image-*"));
     assert!(release.contains("image: amd64") && release.contains("image: arm64"));
+
+    the_macos_and_windows_builds_are_tested_on_their_runners_and_must_pass(&release);
+}
+
+/// The text of the job `name` of a workflow: from its key to the next line indented as a job's key.
+fn job<'a>(workflow: &'a str, name: &str) -> &'a str {
+    let start = workflow.find(&format!("\n  {name}:\n")).unwrap_or_else(|| panic!("no job `{name}`")) + 1;
+    let rest = &workflow[start..];
+    let end = rest
+        .match_indices('\n')
+        .map(|(at, _)| at + 1)
+        .find(|at| rest[*at..].starts_with("  ") && !rest[*at..].starts_with("   "))
+        .unwrap_or(rest.len());
+    &rest[..end]
+}
+
+/// The macOS and Windows builds: each tested on a runner of its architecture (the wheel and the archive
+/// run `check` and the in-pod verbs, the platform-neutral crates their unit tests), and none may fail.
+fn the_macos_and_windows_builds_are_tested_on_their_runners_and_must_pass(release: &str) {
+    assert!(!release.contains("continue-on-error"), "every build of the release must pass");
+    let other_platforms = job(release, "other-platforms");
+    assert!(
+        other_platforms.contains("runs-on: ${{ matrix.runner }}") && !other_platforms.contains("\n  sdist:"),
+        "{other_platforms}"
+    );
+    // Each target on a runner of its own architecture: the binary it builds runs there.
+    for (target, runner) in [
+        ("x86_64-apple-darwin", "macos-15-intel"),
+        ("aarch64-apple-darwin", "macos-latest"),
+        ("x86_64-pc-windows-msvc", "windows-latest"),
+    ] {
+        assert!(
+            other_platforms.contains(&format!("- target: {target}\n            runner: {runner}\n")),
+            "{target} on {runner}"
+        );
+    }
+    let step = |name: &str| -> &str {
+        let start = other_platforms.find(&format!("- name: {name}\n")).unwrap_or_else(|| panic!("no step `{name}`"));
+        let rest = &other_platforms[start + 2..];
+        &rest[..rest.find("\n      - ").map_or(rest.len(), |end| end + 1)]
+    };
+    let smoke = step("test the wheel and the archive");
+    for needle in [
+        "-m venv smoke/venv",
+        "-m pip install --no-index dist/capslint-\"$VERSION\"-*.whl",
+        "smoke_test \"$bin/capslint$exe\"",
+        "sha256sum -c \"$stage.tar.gz.sha256\"",
+        "tar -xzf \"archives/$stage.tar.gz\" -C smoke",
+        "smoke_test \"smoke/$stage/capslint$exe\"",
+        "expect 0 \"capslint $VERSION\" \"$capslint\" --version",
+        "expect 1 \"CAP105\" \"$capslint\" check smoke/train.py",
+        "expect 0 \"All checks passed\" \"$capslint\" check examples",
+        "expect 2 \"capslint runtime runs inside a Linux pod\" \"$capslint\" runtime",
+        "expect 2 \"capslint exec runs inside a Linux pod\" \"$capslint\" exec --",
+        "if [[ $code -ne $wanted ]] || ! grep -qF -- \"$text\" smoke/output.txt; then",
+    ] {
+        assert!(smoke.contains(needle), "the test of the wheel and the archive lacks `{needle}`:\n{smoke}");
+    }
+    // The sample's finding and the clean examples are what capslint says of them here.
+    let sample = "import os\nfrom concurrent.futures import ThreadPoolExecutor\n\npool = ThreadPoolExecutor(max_workers=os.cpu_count())\n";
+    assert!(smoke.contains(&sample.replace('\n', "\\n")), "{smoke}");
+    let dir = tempfile::TempDir::new().unwrap();
+    std::fs::write(dir.path().join("train.py"), sample).unwrap();
+    let output = capslint(dir.path()).args(["check", "train.py"]).output().unwrap();
+    assert_eq!(output.status.code(), Some(1), "{}", combined(&output));
+    assert!(combined(&output).contains("CAP105"), "{}", combined(&output));
+    let output = capslint(&root()).args(["check", "examples"]).output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", combined(&output));
+    assert!(combined(&output).contains("All checks passed"), "{}", combined(&output));
+    // What the in-pod verbs print outside Linux.
+    let pod = std::fs::read_to_string(root().join("crates/capslint_pod/src/lib.rs")).unwrap();
+    assert!(pod.contains("\"capslint {verb} runs inside a Linux pod: "), "capslint_pod says where its verbs run");
+    assert!(
+        step("test the crates whose tests are the same on every system")
+            .contains("run: cargo test --locked -p capslint_cpu -p capslint_yaml -p capslint_diagnostics\n")
+    );
+    // Nothing is published unless every platform built and passed.
+    for publisher in ["pypi", "github-release"] {
+        let publisher = job(release, publisher);
+        assert!(publisher.contains("needs.other-platforms.result == 'success'"), "{publisher}");
+    }
 }

@@ -32,6 +32,7 @@ mod k8s_rewritten;
 mod memory;
 mod no_panic;
 mod notebooks;
+mod portability;
 mod python_fixtures;
 mod python_limits;
 mod python_recovery;

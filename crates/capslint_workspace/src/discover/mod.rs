@@ -2,13 +2,13 @@
 //! paths, and sorts what it finds; plus the kind of each file.
 
 use std::collections::HashSet;
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use ignore::{WalkBuilder, WalkState};
 
 use crate::confine::Refusal;
+use crate::platform::{FileId, file_id};
 
 pub mod sniff;
 use crate::settings::SettingsResolver;
@@ -92,14 +92,6 @@ impl MissingPath {
     }
 }
 
-/// The identity of a file whatever the path that reaches it (a `./` prefix, a symbolic link, a hard
-/// link, a file named and also found in its directory).
-type FileId = (u64, u64);
-
-fn file_id(metadata: &std::fs::Metadata) -> FileId {
-    (metadata.dev(), metadata.ino())
-}
-
 /// Walks `paths`. Files named explicitly are checked whatever their ignore status (as ruff does), unless
 /// `force_exclude` is set and they match an `exclude` pattern.
 pub fn discover(
@@ -128,7 +120,7 @@ pub fn discover(
         } else {
             match confinement.resolve(path, &shown(path)) {
                 Ok(resolved) => match FileKind::of(path).or_else(|| sniff::kind(&resolved)) {
-                    Some(kind) => files.push((path.clone(), kind, Some(file_id(&metadata)), path.is_symlink())),
+                    Some(kind) => files.push((path.clone(), kind, file_id(path, &metadata), path.is_symlink())),
                     // Named, so never dropped in silence.
                     None => discovered.warnings.push(format!(
                         "{}: not checked: neither its extension, a Python shebang nor a Kubernetes object \
@@ -198,7 +190,9 @@ pub fn discover(
                             }
                         } else if is_file && let Some(kind) = FileKind::of(entry.path()) {
                             // A file that vanishes now keeps no identity; its read reports it.
-                            let id = std::fs::metadata(entry.path()).ok().map(|metadata| file_id(&metadata));
+                            let id = std::fs::metadata(entry.path())
+                                .ok()
+                                .and_then(|metadata| file_id(entry.path(), &metadata));
                             let linked = entry.path_is_symlink();
                             found.lock().expect("walk results").push((entry.into_path(), kind, id, linked));
                         }
@@ -225,8 +219,7 @@ pub fn discover(
     let mut seen = HashSet::new();
     discovered.files = files
         .into_iter()
-        .filter(|(_, _, id, _)| id.is_none_or(|id| seen.insert(id)))
-        .map(|(path, kind, _, _)| (path, kind))
+        .filter_map(|(path, kind, id, _)| id.is_none_or(|id| seen.insert(id)).then_some((path, kind)))
         .collect();
     discovered.files.sort();
     discovered.files.dedup();

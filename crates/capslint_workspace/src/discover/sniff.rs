@@ -24,12 +24,7 @@ pub fn kind(resolved: &Path) -> Option<FileKind> {
 /// The first [`SNIFF_BYTES`] of a regular file, opened without following a link or blocking.
 fn read_head(resolved: &Path) -> Option<Vec<u8>> {
     use std::io::Read;
-    use std::os::unix::fs::OpenOptionsExt;
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW | libc::O_NOCTTY)
-        .open(resolved)
-        .ok()?;
+    let file = crate::platform::open_read(resolved).ok()?;
     if !file.metadata().ok()?.is_file() {
         return None;
     }
