@@ -284,7 +284,9 @@ fn hostile_kustomizations_end_quickly() {
     let dir = project(&refs);
     let started = Instant::now();
     let (code, stdout, stderr) = run(check(dir.path()).args(["--output-format", "concise", "--select", "CAP201"]));
-    assert!(started.elapsed() < Duration::from_secs(30), "took {:?}", started.elapsed());
+    // A guard against a hang or an exponential render, not a speed test: the run ends in seconds, and
+    // only a blow-up takes minutes, whatever the load of the machine.
+    assert!(started.elapsed() < Duration::from_secs(300), "took {:?}", started.elapsed());
     assert_eq!(code, 1, "{stdout}{stderr}");
     assert!(stderr.contains("nest deeper than 32 levels"), "{stderr}");
     assert!(stderr.contains("ping -> pong -> ping") || stderr.contains("pong -> ping -> pong"), "{stderr}");
