@@ -126,6 +126,13 @@ impl<'p> ContainerContext<'p> {
         format!("{kind} `{}`{role} of {}", self.container.display_name(), self.object.describe())
     }
 
+    /// The objects whose `capslint.io/ignore` annotation covers the container: its object, and the
+    /// ConfigMap that holds the object as a string.
+    pub fn owners(&self) -> impl Iterator<Item = (usize, usize)> + use<'p> {
+        let holder = self.object.embedded.as_ref().map(|embedded| (self.file, embedded.holder));
+        std::iter::once((self.file, self.object_index)).chain(holder)
+    }
+
     /// The source file of the container.
     pub fn source(&self) -> &'p Arc<SourceFile> {
         &self.project.files[self.file].file
