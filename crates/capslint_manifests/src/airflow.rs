@@ -76,11 +76,13 @@ pub fn find_template(use_: &TemplateUse) -> Result<PathBuf, Option<String>> {
     })
 }
 
-/// The object an operator merges into: the first `Pod` with a container.
+/// The object an operator merges into: the first `Pod` with a container (not one held in a ConfigMap).
 pub fn target(objects: &[Object]) -> Option<usize> {
-    objects
-        .iter()
-        .position(|object| object.kind == "Pod" && object.pods.first().is_some_and(|pod| !pod.containers.is_empty()))
+    objects.iter().position(|object| {
+        object.kind == "Pod"
+            && object.embedded.is_none()
+            && object.pods.first().is_some_and(|pod| !pod.containers.is_empty())
+    })
 }
 
 /// The template object as the operator runs it.

@@ -8,13 +8,15 @@ pub const COMPUTE_ANNOTATION: &str = "capslint.io/compute";
 use ruff_text_size::{TextRange, TextSize};
 
 use super::containers::{self, resources, value};
+use super::embedded;
 use super::kinds::{self, PodNode};
 use super::model::{ConfigMapData, IgnoreCode, Object, Pod};
 use capslint_yaml::Node;
 
 /// Adds every Kubernetes object of one document (the document itself, or the items of a `List`) to
-/// `objects`, in order.
-pub fn objects(document: Node<'_>, text: &str, objects: &mut Vec<Object>) {
+/// `objects`, in order. With `embedded`, the objects held as strings in a ConfigMap's `data` follow their
+/// ConfigMap ([`super::embedded`]); without, such strings stay strings.
+pub fn objects(document: Node<'_>, text: &str, objects: &mut Vec<Object>, mut embedded: Option<&mut embedded::Scan>) {
     let mut pending: Vec<Node<'_>> = vec![document];
     while let Some(node) = pending.pop() {
         let Some((api_version, kind)) = identity(node) else { continue };
@@ -25,7 +27,13 @@ pub fn objects(document: Node<'_>, text: &str, objects: &mut Vec<Object>) {
             pending.extend(items);
             continue;
         }
-        objects.push(object(node, api_version, kind, text));
+        let built = object(node, api_version, kind, text);
+        let holder = built.config_map.is_some().then(|| (objects.len(), built.describe(), built.compute));
+        objects.push(built);
+        if let (Some((index, describe, compute)), Some(scan)) = (holder, embedded.as_deref_mut()) {
+            let holder = embedded::Holder { index, describe: &describe, compute };
+            embedded::objects(node, text, holder, objects, scan);
+        }
     }
 }
 
@@ -72,6 +80,7 @@ fn object(node: Node<'_>, api_version: &str, kind: &str, text: &str) -> Object {
         always_on: located.always_on,
         pods: located.pods.into_iter().map(pod).collect(),
         config_map,
+        embedded: None,
     }
 }
 
@@ -125,7 +134,7 @@ mod tests {
 
     fn all_objects(text: &str) -> Vec<Object> {
         let mut found = Vec::new();
-        yaml::for_each_document(text, |document| objects(document, text, &mut found)).unwrap();
+        yaml::for_each_document(text, |document| objects(document, text, &mut found, None)).unwrap();
         found
     }
 

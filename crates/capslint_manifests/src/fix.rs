@@ -123,7 +123,7 @@ pub fn relocate(
         (Rule::MissingCpuLimitRef | Rule::MissingThreadCaps | Rule::OmpWaitPolicyNotPassive, Some(target)) => {
             adr_block_in(context, text, target)
         }
-        (Rule::OmpWaitPolicyNotPassive, None) => wait_policy(text, placed),
+        (Rule::OmpWaitPolicyNotPassive, None) => wait_policy(text, placed, None),
         _ => None,
     }
 }
@@ -201,7 +201,10 @@ fn add_key(text: &str, mapping: super::model::MappingLayout, entry: &str) -> Opt
 }
 
 /// The safe fix that sets an `OMP_WAIT_POLICY` value written at `value` to `passive`, keeping its quotes.
-pub fn wait_policy(text: &str, value: TextRange) -> Option<Fix> {
+/// With `expected`, the value's text: the edit is made only where the file writes exactly that (a value
+/// read from a string, an Argo `podSpecPatch` or an object held in a ConfigMap, may be placed at the
+/// whole string), otherwise the fix is only shown.
+pub fn wait_policy(text: &str, value: TextRange, expected: Option<&str>) -> Option<Fix> {
     const MESSAGE: &str = "Set `OMP_WAIT_POLICY` to `passive`";
     let edit = || {
         let written = text.get(usize::from(value.start())..usize::from(value.end()))?;
@@ -211,7 +214,9 @@ pub fn wait_policy(text: &str, value: TextRange) -> Option<Fix> {
             None if written.starts_with(['"', '\'']) => return None,
             None => value,
         };
-        (!text.get(inner.to_std_range())?.contains(['\n', '\\'])).then(|| Edit::replacement("passive", inner))
+        let current = text.get(inner.to_std_range())?;
+        let unexpected = expected.is_some_and(|expected| expected != current);
+        (!unexpected && !current.contains(['\n', '\\'])).then(|| Edit::replacement("passive", inner))
     };
     Some(match edit() {
         Some(edit) => Fix::safe(MESSAGE, vec![edit]),
@@ -332,10 +337,18 @@ mod tests {
     #[test]
     fn the_wait_policy_keeps_its_quotes() {
         let text = "value: \"active\"\n";
-        let fix = wait_policy(text, TextRange::new(TextSize::from(7), TextSize::from(15))).unwrap();
+        let fix = wait_policy(text, TextRange::new(TextSize::from(7), TextSize::from(15)), Some("active")).unwrap();
         assert_eq!(
             fix.edits,
             vec![Edit::replacement("passive", TextRange::new(TextSize::from(8), TextSize::from(14)))]
         );
+    }
+
+    #[test]
+    fn the_wait_policy_is_not_edited_where_another_text_is_written() {
+        // A value read from a string placed at the whole string (a `podSpecPatch`): only shown.
+        let text = "podSpecPatch: '{\"containers\": []}'\n";
+        let fix = wait_policy(text, TextRange::new(TextSize::from(14), TextSize::from(34)), Some("active")).unwrap();
+        assert!(fix.edits.is_empty());
     }
 }

@@ -11,6 +11,7 @@ pub mod airflow;
 mod build;
 mod configmaps;
 mod containers;
+mod embedded;
 mod env;
 mod exec;
 mod fix;
@@ -22,6 +23,7 @@ pub mod model;
 pub(crate) mod placeholder;
 mod pod_spec_patch;
 mod project;
+mod relocate;
 mod rules;
 
 use std::sync::Arc;
@@ -119,8 +121,9 @@ pub fn parse(file: Arc<SourceFile>, settings: Arc<Settings>, rules: RuleSet) -> 
     }
     let mut objects = Vec::new();
     let mut directives = DirectiveScan::new(text);
+    let mut embedded = embedded::Scan::default();
     let loaded = yaml::for_each_document(text, |document| {
-        build::objects(document, text, &mut objects);
+        build::objects(document, text, &mut objects, Some(&mut embedded));
         configs.document(document);
         directives.document(document);
     });
@@ -144,7 +147,10 @@ pub fn parse(file: Arc<SourceFile>, settings: Arc<Settings>, rules: RuleSet) -> 
         }
         return parsed;
     }
-    let (findings, directives) = configs.finish(&file, rules, directives.finish(text));
+    let mut directives = directives.finish(text);
+    directives.append(&mut embedded.directives);
+    directives.sort_by_key(|directive| directive.start);
+    let (findings, directives) = configs.finish(&file, rules, directives);
     parsed.findings = findings;
     if objects.is_empty() {
         return parsed;

@@ -39,16 +39,38 @@ pub struct Object {
     pub pods: Vec<Pod>,
     /// Its data, when it is a ConfigMap.
     pub config_map: Option<ConfigMapData>,
+    /// Where it is held, when it is written as a string in a ConfigMap's `data`.
+    pub embedded: Option<Embedded>,
 }
 
 impl Object {
-    /// `Deployment `train``, for messages.
+    /// `Deployment `train``, for messages; `Job (in `data.template.yaml` of ConfigMap `trials`)` for an
+    /// object held in a ConfigMap.
     pub fn describe(&self) -> String {
-        match &self.name {
+        let own = match &self.name {
             Some(name) => format!("{} `{name}`", self.kind),
             None => self.kind.clone(),
+        };
+        match &self.embedded {
+            Some(embedded) => format!("{own} (in `data.{}` of {})", embedded.key, embedded.config_map),
+            None => own,
         }
     }
+}
+
+/// Where an object held as a string in a ConfigMap's `data` is written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Embedded {
+    /// The index, among its file's objects, of the ConfigMap that holds it: its `capslint.io/ignore`
+    /// annotation applies to the object.
+    pub holder: usize,
+    /// The ConfigMap, for messages (`ConfigMap `trials``).
+    pub config_map: String,
+    /// The `data` key.
+    pub key: String,
+    /// Whether its ranges are where each value is written (a literal block scalar), rather than all at the
+    /// `data` key.
+    pub exact: bool,
 }
 
 /// A pod spec (or, for Argo Workflows, a container template).

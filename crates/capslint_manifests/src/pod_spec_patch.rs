@@ -9,7 +9,8 @@ use ruff_text_size::TextRange;
 
 use super::containers;
 use super::kinds::ContainerNode;
-use super::model::{Container, EnvSource, EnvVar, Pod, Resource, Resources, Value};
+use super::model::{Container, Pod, Resources};
+use super::relocate;
 use capslint_yaml::{self as yaml, Node};
 
 /// What a patch sets, owned and placed at the patch.
@@ -64,14 +65,14 @@ fn read(document: Node<'_>, at: TextRange) -> Patch {
             .map(|item| {
                 let found = ContainerNode { node: item, default_name: None, key: None, partial: true };
                 let mut container = containers::container(found, init);
-                relocate_container(&mut container, at);
+                relocate::container(&mut container, &|_| at);
                 container
             })
             .collect()
     };
     let mut resources = document.get("resources").filter(|node| node.is_mapping()).map(containers::resources);
     if let Some(resources) = &mut resources {
-        relocate_resources(resources, at);
+        relocate::resources(resources, &|_| at);
     }
     Patch {
         resources,
@@ -108,37 +109,4 @@ fn merge(pod: &mut Pod, patch: Patch) {
 fn merge_resources(into: &mut Resources, patch: Resources) {
     into.limits.extend(patch.limits);
     into.requests.extend(patch.requests);
-}
-
-fn relocate_container(container: &mut Container, at: TextRange) {
-    container.anchor = at;
-    container.layout = None;
-    relocate_resources(&mut container.resources, at);
-    for variable in &mut container.env {
-        relocate_env(variable, at);
-    }
-    for entry in &mut container.env_from {
-        entry.range = at;
-    }
-}
-
-fn relocate_resources(resources: &mut Resources, at: TextRange) {
-    for Resource { value, .. } in resources.limits.iter_mut().chain(resources.requests.iter_mut()) {
-        value.range = at;
-    }
-}
-
-fn relocate_env(variable: &mut EnvVar, at: TextRange) {
-    variable.name_range = at;
-    let relocate = |value: &mut Value| value.range = at;
-    match &mut variable.source {
-        EnvSource::Literal(value) => relocate(value),
-        EnvSource::ResourceField { resource, divisor, .. } => {
-            relocate(resource);
-            if let Some(divisor) = divisor {
-                relocate(divisor);
-            }
-        }
-        EnvSource::ConfigMapKey { .. } | EnvSource::Other => {}
-    }
 }

@@ -1,5 +1,5 @@
 //! Manifests through the binary: piped `helm template` / `kustomize build` output, Helm chart sources,
-//! and output that does not depend on the number of threads.
+//! output that does not depend on the number of threads, and `--fix` on values read from strings.
 
 use std::fs;
 
@@ -82,4 +82,29 @@ fn non_kubernetes_yaml_is_ignored_silently() {
     fs::write(dir.path().join("broken.yml"), "a: [1\n").unwrap();
     fs::write(dir.path().join("kind-cluster.yaml"), "kind: Cluster\nnodes:\n- role: control-plane\n").unwrap();
     check(dir.path()).assert().code(0).stdout("All checks passed (3 files checked).\n").stderr("");
+}
+
+#[test]
+fn fix_edits_a_value_read_from_a_string_only_where_the_file_writes_it() {
+    // The same `OMP_WAIT_POLICY=active` in a Job kept in a ConfigMap's literal block (edited there), in one
+    // kept in a quoted string and in an Argo `podSpecPatch` (both left as written: the file does not write
+    // the value apart from its string).
+    let block = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: trials}\ndata:\n  job.yaml: |\n    apiVersion: \
+                 batch/v1\n    kind: Job\n    spec:\n      template:\n        spec:\n          containers:\n          - name: \
+                 t\n            image: x/y:1\n            resources: {limits: {cpu: \"1\"}}\n            env: [{name: \
+                 OMP_WAIT_POLICY, value: active}]\n";
+    let quoted = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: q}\ndata:\n  pod.yaml: \"apiVersion: v1\\nkind: \
+                  Pod\\nspec:\\n  containers:\\n  - name: t\\n    image: x/y:1\\n    resources: {limits: {cpu: 1}}\\n    \
+                  env: [{name: OMP_WAIT_POLICY, value: active}]\\n\"\n";
+    let patch = "apiVersion: argoproj.io/v1alpha1\nkind: Workflow\nmetadata: {name: w}\nspec:\n  templates:\n  - name: \
+                 t\n    podSpecPatch: '{\"containers\": [{\"name\": \"main\", \"env\": [{\"name\": \"OMP_WAIT_POLICY\", \
+                 \"value\": \"active\"}]}]}'\n    container:\n      image: x/y:1\n      resources: {limits: {cpu: \"1\"}}\n";
+    let dir = project(&[("block.yaml", block), ("quoted.yaml", quoted), ("patch.yaml", patch)]);
+    let output =
+        check(dir.path()).args(["--fix", "--select", "CAP205", "--output-format", "concise"]).output().unwrap();
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    assert!(stdout.contains("quoted.yaml:5:3: CAP205") && stdout.contains("patch.yaml:7:19: CAP205"), "{stdout}");
+    assert_eq!(fs::read_to_string(dir.path().join("block.yaml")).unwrap(), block.replace("active", "passive"));
+    assert_eq!(fs::read_to_string(dir.path().join("quoted.yaml")).unwrap(), quoted);
+    assert_eq!(fs::read_to_string(dir.path().join("patch.yaml")).unwrap(), patch);
 }

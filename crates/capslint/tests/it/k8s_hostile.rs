@@ -161,3 +161,60 @@ fn a_manifest_with_lone_carriage_returns_is_checked_like_any_other() {
     let report = render_full(std::slice::from_ref(cap201));
     assert!(report.contains("[pod.yaml:7:11]") && report.contains(" 7 │   - name: app\n"), "{report}");
 }
+
+/// A ConfigMap holding each of `values` as a literal block under keys `v0`, `v1`, ...
+fn config_map_of(values: &[String]) -> String {
+    let mut text = String::from("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: templates\ndata:\n");
+    for (index, value) in values.iter().enumerate() {
+        text.push_str(&format!("  v{index}: |\n"));
+        for line in value.lines() {
+            text.push_str(&format!("    {line}\n"));
+        }
+    }
+    text
+}
+
+/// A pod with one container and no CPU limit: CAP201, CAP202 and CAP203 at its `name` (row 5 of the value).
+const POD_WITHOUT_LIMIT: &str = "apiVersion: v1\nkind: Pod\nspec:\n  containers:\n  - name: app\n    image: x/y:1\n";
+
+#[test]
+fn hostile_values_in_a_config_map_are_silent_and_the_other_values_are_checked() {
+    let bomb = format!("apiVersion: v1\nkind: Pod\n{}", billion_laughs());
+    let deep = format!("apiVersion: v1\nkind: Pod\nspec: {}{}", "[".repeat(10_000), "]".repeat(10_000));
+    let unclosed = "apiVersion: v1\nkind: Pod\nmetadata: {name: {{.Trial}\nspec: {}".to_string();
+    let text = config_map_of(&[bomb, deep, unclosed, POD_WITHOUT_LIMIT.to_string()]);
+    let found = check("templates.yaml", &text);
+    // The pod is the fourth value: its `name` is on the row of its fifth line.
+    let row = text.lines().position(|line| line == "      - name: app").unwrap() + 1;
+    assert_eq!(found, pod_findings(row));
+}
+
+#[test]
+fn values_past_the_budget_of_a_file_are_not_parsed() {
+    // Each value holds aliases that expand to 819 nodes, within the alias budget of a file: only the first
+    // 64 values are parsed, however many the file has.
+    let aliases = "metadata:\n  a: &a [l, l, l, l, l, l, l, l, l]\n  b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\n  \
+                   c: [*b, *b, *b, *b, *b, *b, *b, *b, *b]\n";
+    let values = vec![format!("{POD_WITHOUT_LIMIT}{aliases}"); 100];
+    let found = check("many.yaml", &config_map_of(&values));
+    assert_eq!(found.len(), 64 * 3, "{found:?}");
+    let first = pod_findings(11);
+    assert_eq!(found[..3], first[..]);
+}
+
+#[test]
+fn objects_held_in_an_object_held_in_a_config_map_are_not_parsed() {
+    let inner = config_map_of(&[POD_WITHOUT_LIMIT.to_string()]);
+    assert!(check("nested.yaml", &config_map_of(&[inner])).is_empty());
+}
+
+#[test]
+fn a_config_map_with_lone_carriage_returns_places_what_it_holds_at_the_key() {
+    let text = cr_only(&config_map_of(&[POD_WITHOUT_LIMIT.to_string()]));
+    assert_eq!(check("cr.yaml", &text), pod_findings(6));
+}
+
+/// What [`POD_WITHOUT_LIMIT`] produces, on `row`.
+fn pod_findings(row: usize) -> Vec<(usize, String)> {
+    ["CAP201", "CAP202", "CAP203"].into_iter().map(|code| (row, code.to_string())).collect()
+}

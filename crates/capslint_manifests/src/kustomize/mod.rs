@@ -77,17 +77,21 @@ fn manifest_of(
     let text = file.text();
     let mut objects = Vec::new();
     let mut directives = DirectiveScan::new(text);
+    let mut embedded = super::embedded::Scan::default();
     let _ = capslint_yaml::for_each_document(text, |document| {
-        super::build::objects(document, text, &mut objects);
+        super::build::objects(document, text, &mut objects, Some(&mut embedded));
         directives.document(document);
     });
-    let directives = directives.finish(text);
+    let mut directives = directives.finish(text);
+    directives.append(&mut embedded.directives);
+    directives.sort_by_key(|directive| directive.start);
     ManifestFile { file, settings, rules, objects, directives }
 }
 
 fn build_objects(text: &str) -> Vec<Object> {
     let mut objects = Vec::new();
-    let _ = capslint_yaml::for_each_document(text, |document| super::build::objects(document, text, &mut objects));
+    let _ =
+        capslint_yaml::for_each_document(text, |document| super::build::objects(document, text, &mut objects, None));
     objects
 }
 

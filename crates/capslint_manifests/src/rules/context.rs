@@ -126,6 +126,13 @@ impl<'p> ContainerContext<'p> {
         format!("{kind} `{}`{role} of {}", self.container.display_name(), self.object.describe())
     }
 
+    /// The objects whose `capslint.io/ignore` annotation covers the container: its object, and the
+    /// ConfigMap that holds the object as a string.
+    pub fn owners(&self) -> impl Iterator<Item = (usize, usize)> + use<'p> {
+        let holder = self.object.embedded.as_ref().map(|embedded| (self.file, embedded.holder));
+        std::iter::once((self.file, self.object_index)).chain(holder)
+    }
+
     /// The source file of the container.
     pub fn source(&self) -> &'p Arc<SourceFile> {
         &self.project.files[self.file].file
@@ -144,8 +151,10 @@ impl<'p> ContainerContext<'p> {
     /// Whether the thread-cap rules leave the container alone. Explicit choices first: the object's
     /// `capslint.io/compute` annotation, then the `[containers]` globs, compute before skip
     /// (`compute-images` / `compute-containers`, then `skip-images` / `skip-containers`); then, unless
-    /// `builtin-infrastructure = false`, an image or container name of the built-in list
-    /// ([`crate::infrastructure`]) that sets no thread variable itself. Everything else is compute.
+    /// `builtin-infrastructure = false`, an image or container name of the built-in list, or a `command`
+    /// that runs a server with nothing of compute in the command line or the image
+    /// ([`crate::infrastructure::runs_a_server`]), that sets no thread variable itself. Everything else is
+    /// compute.
     pub fn runs_no_thread_pools(&self) -> bool {
         if let Some(compute) = self.object.compute {
             return !compute;
@@ -164,7 +173,12 @@ impl<'p> ContainerContext<'p> {
         }
         containers.builtin_infrastructure
             && (image.is_some_and(crate::infrastructure::is_infrastructure)
-                || name.is_some_and(crate::infrastructure::is_infrastructure_name))
+                || name.is_some_and(crate::infrastructure::is_infrastructure_name)
+                || crate::infrastructure::runs_a_server(
+                    self.container.command.as_deref(),
+                    self.container.args.as_deref(),
+                    image,
+                ))
             && !self.env.exec
             && !self.cap_variables().any(|name| self.env.get(name).is_some())
             && self.env.get("OMP_WAIT_POLICY").is_none()

@@ -58,14 +58,14 @@ impl<'p> Checker<'p> {
     /// Reports a finding about `context`'s container, at a range of its own file.
     pub fn report(&mut self, context: &ContainerContext<'p>, finding: Finding) {
         let lines = vec![(context.file, finding.range.start()), (context.file, context.container.anchor.start())];
-        let owners = vec![(context.file, context.object_index)];
+        let owners = context.owners().collect();
         self.push(context, Reported { file: context.file, finding, owners, lines });
     }
 
     /// Reports a finding placed elsewhere (in a ConfigMap), suppressible there and at the container.
     pub fn report_at(&mut self, context: &ContainerContext<'p>, file: usize, object: usize, finding: Finding) {
         let lines = vec![(file, finding.range.start()), (context.file, context.container.anchor.start())];
-        let owners = vec![(file, object), (context.file, context.object_index)];
+        let owners = std::iter::once((file, object)).chain(context.owners()).collect();
         self.push(context, Reported { file, finding, owners, lines });
     }
 

@@ -76,7 +76,7 @@ pub fn check<'p>(checker: &mut Checker<'p>, context: &ContainerContext<'p>) {
             checker.report(context, Finding { range: at, ..finding });
         }
         None => {
-            let fix = crate::fix::wait_policy(context.source().text(), value.range);
+            let fix = crate::fix::wait_policy(context.source().text(), value.range, Some(&value.text));
             checker.report(context, finding.fix_if(fix));
         }
     }
