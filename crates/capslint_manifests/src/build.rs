@@ -32,7 +32,9 @@ pub fn objects(document: Node<'_>, text: &str, objects: &mut Vec<Object>, mut em
         objects.push(built);
         if let (Some((index, describe, compute)), Some(scan)) = (holder, embedded.as_deref_mut()) {
             let holder = embedded::Holder { index, describe: &describe, compute };
-            embedded::objects(node, text, holder, objects, scan);
+            embedded::objects(node, text, holder, objects, scan, &|document, text, built| {
+                self::objects(document, text, built, None)
+            });
         }
     }
 }

@@ -53,7 +53,16 @@ pub struct Holder<'a> {
 }
 
 /// Adds to `objects` the objects held in the `data` of the ConfigMap `node`, placed in `text`.
-pub fn objects(node: Node<'_>, text: &str, holder: Holder<'_>, objects: &mut Vec<Object>, scan: &mut Scan) {
+/// `build` turns one YAML document of a value into objects (the stream's own builder, handed in so this
+/// module does not depend on it).
+pub fn objects(
+    node: Node<'_>,
+    text: &str,
+    holder: Holder<'_>,
+    objects: &mut Vec<Object>,
+    scan: &mut Scan,
+    build: &dyn Fn(Node<'_>, &str, &mut Vec<Object>),
+) {
     for (key, value) in node.get("data").into_iter().flat_map(Node::entries) {
         if scan.remaining == 0 {
             return;
@@ -74,7 +83,7 @@ pub fn objects(node: Node<'_>, text: &str, holder: Holder<'_>, objects: &mut Vec
             key: name.to_string(),
             exact: matches!(place, Place::Lines(_)),
         };
-        let Some((mut built, directives)) = parse(string) else { continue };
+        let Some((mut built, directives)) = parse(string, build) else { continue };
         for object in &mut built {
             relocate::object(object, &|range| place.range(range));
             object.embedded = Some(embedded.clone());
@@ -105,12 +114,12 @@ fn may_be_manifest(string: &str) -> bool {
 
 /// The objects of `string` and its comments, its ranges those of the string; `None` when it does not
 /// parse, is too large, or holds a template action that spans lines.
-fn parse(string: &str) -> Option<(Vec<Object>, Vec<Directive>)> {
+fn parse(string: &str, build: &dyn Fn(Node<'_>, &str, &mut Vec<Object>)) -> Option<(Vec<Object>, Vec<Directive>)> {
     let (text, actions) = without_template_actions(string)?;
     let mut objects = Vec::new();
     let mut directives = DirectiveScan::new(&text);
     yaml::for_each_document(&text, |document| {
-        super::build::objects(document, &text, &mut objects, None);
+        build(document, &text, &mut objects);
         directives.document(document);
     })
     .ok()?;
