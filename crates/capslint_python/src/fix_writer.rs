@@ -21,8 +21,7 @@ pub struct FixWriter {
 
 impl FixWriter {
     /// The writer for a module of `source` with top-level statements `body`: `expression` is the
-    /// configured thread count, `names` the modules it names ([`imported_names`], found once per
-    /// configuration).
+    /// configured thread count, `names` the modules it names ([`imported_names_cached`]).
     pub fn new(expression: &str, names: &[String], body: &[Stmt], source: &str) -> Self {
         let needed: Vec<&String> = names.iter().filter(|name| !binds(body, name)).collect();
         let imports = (!needed.is_empty()).then(|| {
@@ -81,6 +80,22 @@ impl FixWriter {
             _ => None,
         }
     }
+}
+
+/// [`imported_names`] of `expression`, parsed once per thread for as long as the expression stays the
+/// same: a run has one or a few configurations, and every module it checks needs the answer.
+pub fn imported_names_cached(expression: &str) -> std::rc::Rc<[String]> {
+    thread_local! {
+        static LAST: std::cell::RefCell<Option<(String, std::rc::Rc<[String]>)>> = const { std::cell::RefCell::new(None) };
+    }
+    LAST.with_borrow_mut(|last| match last {
+        Some((cached, names)) if cached == expression => std::rc::Rc::clone(names),
+        _ => {
+            let names: std::rc::Rc<[String]> = imported_names(expression).into();
+            *last = Some((expression.to_string(), std::rc::Rc::clone(&names)));
+            names
+        }
+    })
 }
 
 /// The modules a thread-count expression names, which a file must import: the first names of its

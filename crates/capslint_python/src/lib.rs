@@ -288,7 +288,7 @@ fn run_rules(
     if let Some(project) = &project {
         resolver = resolver.with_project(project);
     }
-    let imports = fix_writer::imported_names(&settings.fix_thread_count);
+    let imports = fix_writer::imported_names_cached(&settings.fix_thread_count);
     let fixes = fix_writer::FixWriter::new(&settings.fix_thread_count, &imports, body, text);
     let mut checker = checker::Checker::new(resolver, rules, settings.strict, text, fixes);
     if let Some(cells) = cells {
