@@ -9,6 +9,9 @@ use ruff_source_file::LineIndex;
 use ruff_text_size::{Ranged, TextRange, TextSize};
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::cell::{OnceCell, RefCell};
+use std::rc::Rc;
+
+use super::calls::FollowedCalls;
 
 use super::joblib_contexts::ParallelContext;
 use super::libraries;
@@ -59,6 +62,11 @@ pub struct Checker<'m, 'a> {
     /// CAP003 findings of values the rules needed that resolution stopped following at a limit, reported
     /// once the walk is done (resolution runs where the checker is shared).
     cut_findings: RefCell<Vec<Finding>>,
+    /// The calls of the module's functions followed so far, shared with the checkers of their bodies.
+    pub(crate) followed: Rc<FollowedCalls>,
+    /// Whether this checks a function's body for a call, whose findings are moved to the call: their
+    /// labels stay spans, drawn or named once they are placed there.
+    for_call: bool,
 }
 
 impl<'m, 'a> Checker<'m, 'a> {
@@ -88,7 +96,30 @@ impl<'m, 'a> Checker<'m, 'a> {
             pod_templates: None,
             distrusted: None,
             cut_findings: RefCell::default(),
+            followed: Rc::default(),
+            for_call: false,
         }
+    }
+
+    /// A checker of the body of `function` (its own scope `scope`, its `def` in `def_scope`) for one call
+    /// of it, whose arguments `resolver` reads for its parameters: the same module, rules, fixes' writer,
+    /// notebook cells and distrusted statements. It is never strict: it reports only what the values
+    /// the call passes show.
+    pub fn for_call(
+        &self,
+        resolver: Resolver<'m, 'a>,
+        function: &'a ast::StmtFunctionDef,
+        scope: ScopeId,
+        def_scope: ScopeId,
+    ) -> Self {
+        let mut checker = Checker::new(resolver, self.rules, false, self.source, self.fixes.clone());
+        checker.scope = scope;
+        checker.functions.push((function.name.as_str(), def_scope));
+        checker.cells = self.cells;
+        checker.distrusted = self.distrusted;
+        checker.followed = Rc::clone(&self.followed);
+        checker.for_call = true;
+        checker
     }
 
     /// Makes the walk skip the statements the parser did not recover cleanly from syntax errors.
@@ -212,6 +243,9 @@ impl<'m, 'a> Checker<'m, 'a> {
         };
         if finding.range.contains_range(related) {
             return finding;
+        }
+        if self.for_call {
+            return finding.secondary(related, text);
         }
         let (first, last) = if related.start() < finding.range.start() {
             (related.start(), finding.range.start())

@@ -4,10 +4,12 @@
 //! knows no manifest: the pod-template facts of a DAG leave it as `capslint_pod_template` data.
 
 mod budget;
+mod calls;
 mod checker;
 mod cli_option;
 mod env;
 mod fix_writer;
+mod interprocedural;
 mod ipython;
 mod joblib_contexts;
 pub mod libraries;

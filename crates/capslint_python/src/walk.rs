@@ -69,6 +69,7 @@ impl<'a> Checker<'_, 'a> {
         if let Some(write) = EnvWrite::from_call(self, call, callee) {
             self.check_env_write(&write);
         }
+        super::interprocedural::call(self, call);
     }
 
     fn check_env_write(&mut self, write: &EnvWrite<'a>) {

@@ -10,7 +10,7 @@ use ruff_text_size::{Ranged, TextRange};
 use crate::checker::{Checker, call_argument, kwargs_splats};
 use crate::libraries::is_pod_operator;
 use crate::limits::{Cut, Limit, MAX_ENV_SOURCE_NESTING};
-use crate::resolve::{At, Value};
+use crate::resolve::{At, DictEntry, Value};
 use capslint_diagnostics::diagnostic::Finding;
 use capslint_diagnostics::registry::Rule;
 
@@ -172,6 +172,21 @@ fn env_has_cpu_ref<'a>(checker: &Checker<'_, 'a>, expr: &'a Expr, at: At) -> Pre
     }
 }
 
+/// The entries of the call's `**` splats, when each is a dict written in this file that capslint sees
+/// whole (a module's dict, or the keywords a call of a factory passes to its `**kwargs`); `None` when one
+/// is not. No splat: no entries.
+fn known_splats<'a>(checker: &Checker<'_, 'a>, call: &'a ast::ExprCall) -> Option<Vec<DictEntry<'a>>> {
+    let mut entries = Vec::new();
+    for splat in kwargs_splats(call) {
+        let Value::Dict(dict) = checker.eval(splat).value else { return None };
+        if dict.open || dict.entries.iter().any(DictEntry::is_imported) {
+            return None;
+        }
+        entries.extend(dict.effective_entries().cloned());
+    }
+    Some(entries)
+}
+
 /// Checks one operator call.
 pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall, callee: Option<&str>) {
     let wants_limit = checker.enabled(Rule::KpoMissingCpuLimit);
@@ -179,21 +194,27 @@ pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall, callee: 
     if !(wants_limit || wants_ref) || !callee.is_some_and(is_pod_operator) {
         return;
     }
-    if ["pod_template_file", "pod_template_dict", "full_pod_spec"]
-        .iter()
-        .any(|name| call.arguments.find_keyword(name).is_some())
-    {
+    let at = checker.at(call.range().start());
+    let splatted = known_splats(checker, call);
+    let splat = splatted.is_none();
+    let splatted = splatted.unwrap_or_default();
+    // An argument passed by keyword, or as an entry of a splatted dict.
+    let argument = |name: &str| -> Option<(&'a Expr, At)> {
+        match call_argument(call, name, None) {
+            Some(expr) => Some((expr, at)),
+            None => splatted.iter().rev().find(|entry| entry.key == name).and_then(DictEntry::expr),
+        }
+    };
+    if ["pod_template_file", "pod_template_dict", "full_pod_spec"].iter().any(|name| argument(name).is_some()) {
         return;
     }
-    let splat = kwargs_splats(call).next().is_some();
-    let at = checker.at(call.range().start());
     let display = checker.callee_display(call);
     let task = task_id(checker, call);
 
     if wants_limit {
         let presence =
-            match call_argument(call, "container_resources", None).or_else(|| call_argument(call, "resources", None)) {
-                Some(resources) => cpu_limit(checker, resources, at),
+            match argument("container_resources").or_else(|| argument("resources")) {
+                Some((resources, at)) => cpu_limit(checker, resources, at),
                 None if splat || keyword_text(checker, call, "container_resources") => Presence::Unknown,
                 None => Presence::Absent,
             };
@@ -221,10 +242,10 @@ pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall, callee: 
         }
     }
     if wants_ref {
-        let sources: Vec<&Expr> =
-            ["env_vars", "pod_runtime_info_envs"].iter().filter_map(|name| call_argument(call, name, None)).collect();
+        let sources: Vec<(&Expr, At)> =
+            ["env_vars", "pod_runtime_info_envs"].iter().filter_map(|name| argument(name)).collect();
         let mut presence = Presence::Absent;
-        for source in sources {
+        for (source, at) in sources {
             match env_has_cpu_ref(checker, source, at) {
                 Presence::Present => {
                     presence = Presence::Present;
@@ -236,9 +257,8 @@ pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall, callee: 
         }
         if presence == Presence::Absent
             && (splat
-                || keyword_text(checker, call, "env_vars") && call.arguments.find_keyword("env_vars").is_none()
-                || keyword_text(checker, call, "pod_runtime_info_envs")
-                    && call.arguments.find_keyword("pod_runtime_info_envs").is_none())
+                || keyword_text(checker, call, "env_vars") && argument("env_vars").is_none()
+                || keyword_text(checker, call, "pod_runtime_info_envs") && argument("pod_runtime_info_envs").is_none())
         {
             presence = Presence::Unknown;
         }

@@ -1,0 +1,205 @@
+//! How a call of a function of this module binds its arguments to the function's parameters, as Python
+//! binds them: positional arguments in order, keywords by name, defaults evaluated where the `def` is,
+//! keyword-only parameters by keyword alone, `**kwargs` as the dict of the keywords no parameter takes.
+//! `*args`, and every parameter a `*` splat could fill, stay unknown; an unknown `**` splat leaves every
+//! parameter it could fill unknown. [`CallFrames`] holds the bindings of the calls being followed, one
+//! function scope per call, for the resolver to read a parameter's value from; [`FollowedCalls`] what one
+//! file's analysis has followed so far.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use ruff_python_ast::{self as ast, Expr};
+use ruff_text_size::TextRange;
+use rustc_hash::{FxHashMap, FxHashSet};
+
+use super::limits::MAX_CALL_SITES;
+use super::semantic::ScopeId;
+use super::value::At;
+use capslint_diagnostics::registry::Rule;
+
+/// What one parameter is bound to by a call.
+#[derive(Debug, Clone)]
+pub enum Argument<'a> {
+    /// An expression, evaluated at `at`: the call's argument where the call is, or the parameter's
+    /// default where the `def` is.
+    Expr {
+        /// The expression.
+        expr: &'a Expr,
+        /// Where it is evaluated.
+        at: At,
+        /// Whether the call passes it (rather than the default).
+        passed: bool,
+    },
+    /// `**kwargs`: the keywords of the call that no parameter takes (and its `**` splats), evaluated at
+    /// the call.
+    Keywords {
+        /// The keywords, in the call's order.
+        keywords: Vec<&'a ast::Keyword>,
+        /// Where the call is.
+        at: At,
+    },
+}
+
+/// The parameters of the functions whose calls are being followed, each function's scope once: a call
+/// of a function already followed (recursion) is not followed again.
+#[derive(Debug, Clone, Default)]
+pub struct CallFrames<'a> {
+    bound: FxHashMap<(ScopeId, String), Argument<'a>>,
+    scopes: Vec<ScopeId>,
+}
+
+impl<'a> CallFrames<'a> {
+    /// These frames and one more: the function of `scope` with its parameters bound to `arguments`.
+    #[must_use]
+    pub fn with_call(&self, scope: ScopeId, arguments: Vec<(String, Argument<'a>)>) -> Rc<Self> {
+        let mut frames = self.clone();
+        frames.scopes.push(scope);
+        frames.bound.extend(arguments.into_iter().map(|(name, argument)| ((scope, name), argument)));
+        Rc::new(frames)
+    }
+
+    /// What the parameter `name` of the function of `scope` is bound to, when a followed call binds it.
+    pub fn get(&self, scope: ScopeId, name: &str) -> Option<&Argument<'a>> {
+        if !self.scopes.contains(&scope) {
+            return None;
+        }
+        self.bound.get(&(scope, name.to_string()))
+    }
+
+    /// Whether a call of the function of `scope` is already being followed.
+    pub fn follows(&self, scope: ScopeId) -> bool {
+        self.scopes.contains(&scope)
+    }
+
+    /// How many calls are being followed, one inside the other.
+    pub fn depth(&self) -> usize {
+        self.scopes.len()
+    }
+}
+
+/// The arguments `call` (evaluated at `call_at`) binds to the parameters of `function` (whose `def` is
+/// evaluated at `def_at`): the parameters it leaves unknown are absent.
+pub fn bind<'a>(
+    function: &'a ast::StmtFunctionDef,
+    def_at: At,
+    call: &'a ast::ExprCall,
+    call_at: At,
+) -> Vec<(String, Argument<'a>)> {
+    let parameters = &function.parameters;
+    let arguments = &call.arguments;
+    let positional: Vec<&ast::ParameterWithDefault> =
+        parameters.posonlyargs.iter().chain(&parameters.args).collect();
+    // A `*splat` fills the positional parameters from its index on, as many as it holds.
+    let star = arguments.args.iter().position(Expr::is_starred_expr);
+    let unknown_from = star.unwrap_or(usize::MAX);
+    // An unknown `**splat` may fill any parameter a keyword can.
+    let double_star = arguments.keywords.iter().any(|keyword| keyword.arg.is_none());
+    let mut bound: Vec<(String, Argument<'a>)> = Vec::new();
+    let mut unknown: Vec<&str> = Vec::new();
+    for (index, parameter) in positional.iter().enumerate() {
+        let name = parameter.parameter.name.as_str();
+        if index >= unknown_from {
+            unknown.push(name);
+        } else if let Some(expr) = arguments.args.get(index) {
+            bound.push((name.to_string(), Argument::Expr { expr, at: call_at, passed: true }));
+        }
+    }
+    let takes_keyword = |name: &str| {
+        parameters.args.iter().chain(&parameters.kwonlyargs).any(|parameter| parameter.parameter.name.as_str() == name)
+    };
+    let mut extra: Vec<&'a ast::Keyword> = Vec::new();
+    for keyword in &arguments.keywords {
+        match &keyword.arg {
+            Some(arg) if takes_keyword(arg.as_str()) => {
+                let name = arg.as_str();
+                bound.retain(|(bound_name, _)| bound_name != name);
+                bound.push((name.to_string(), Argument::Expr { expr: &keyword.value, at: call_at, passed: true }));
+            }
+            _ => extra.push(keyword),
+        }
+    }
+    // Defaults, for the parameters nothing passes and no splat may fill.
+    for parameter in positional.iter().copied().chain(parameters.kwonlyargs.iter()) {
+        let name = parameter.parameter.name.as_str();
+        let passed = bound.iter().any(|(bound_name, _)| bound_name == name);
+        let may_be_splatted = unknown.contains(&name) || double_star;
+        if !passed
+            && !may_be_splatted
+            && let Some(default) = parameter.default.as_deref()
+        {
+            bound.push((name.to_string(), Argument::Expr { expr: default, at: def_at, passed: false }));
+        }
+    }
+    if let Some(kwargs) = &parameters.kwarg {
+        bound.push((kwargs.name.to_string(), Argument::Keywords { keywords: extra, at: call_at }));
+    }
+    bound
+}
+
+/// The parameters' defaults, evaluated where the `def` is: what the body sees whatever a call passes for
+/// the other parameters (`**kwargs` stays unknown).
+pub fn defaults<'a>(function: &'a ast::StmtFunctionDef, def_at: At) -> Vec<(String, Argument<'a>)> {
+    function
+        .parameters
+        .iter_non_variadic_params()
+        .filter_map(|parameter| {
+            let default = parameter.default.as_deref()?;
+            Some((parameter.parameter.name.to_string(), Argument::Expr { expr: default, at: def_at, passed: false }))
+        })
+        .collect()
+}
+
+/// What one file's analysis keeps about the calls it followed into the module's functions, shared by the
+/// walk of the module and the walks of the bodies it follows calls into. Functions are keyed by the
+/// address of their `def` (the tree outlives the analysis).
+#[derive(Debug, Default)]
+pub struct FollowedCalls {
+    /// How many calls of each function were followed.
+    sites: RefCell<FxHashMap<usize, u32>>,
+    /// Whether each function's body, or a function of the module it calls, holds anything a rule checks.
+    relevant: RefCell<FxHashMap<usize, bool>>,
+    /// The findings of each function's body as a call passing nothing would give them, by nesting depth:
+    /// what a call's own findings are compared with.
+    baselines: RefCell<FxHashMap<(usize, usize), Rc<FxHashSet<(Rule, TextRange)>>>>,
+}
+
+impl FollowedCalls {
+    /// Counts one more call of `function` followed; false once [`MAX_CALL_SITES`] were.
+    pub fn take_site(&self, function: &ast::StmtFunctionDef) -> bool {
+        let mut sites = self.sites.borrow_mut();
+        let count = sites.entry(key(function)).or_default();
+        *count += 1;
+        *count <= MAX_CALL_SITES
+    }
+
+    /// Whether `function` is relevant, computed by `compute` the first time.
+    pub fn relevant(&self, function: &ast::StmtFunctionDef, compute: impl FnOnce() -> bool) -> bool {
+        if let Some(known) = self.relevant.borrow().get(&key(function)) {
+            return *known;
+        }
+        let relevant = compute();
+        self.relevant.borrow_mut().insert(key(function), relevant);
+        relevant
+    }
+
+    /// The findings of `function`'s body at nesting `depth` with its defaults alone, computed by `compute`
+    /// the first time.
+    pub fn baseline(
+        &self,
+        function: &ast::StmtFunctionDef,
+        depth: usize,
+        compute: impl FnOnce() -> FxHashSet<(Rule, TextRange)>,
+    ) -> Rc<FxHashSet<(Rule, TextRange)>> {
+        if let Some(known) = self.baselines.borrow().get(&(key(function), depth)) {
+            return Rc::clone(known);
+        }
+        let baseline = Rc::new(compute());
+        self.baselines.borrow_mut().insert((key(function), depth), Rc::clone(&baseline));
+        baseline
+    }
+}
+
+fn key(function: &ast::StmtFunctionDef) -> usize {
+    std::ptr::from_ref(function) as usize
+}
