@@ -88,8 +88,7 @@ pub fn bind<'a>(
 ) -> Vec<(String, Argument<'a>)> {
     let parameters = &function.parameters;
     let arguments = &call.arguments;
-    let positional: Vec<&ast::ParameterWithDefault> =
-        parameters.posonlyargs.iter().chain(&parameters.args).collect();
+    let positional: Vec<&ast::ParameterWithDefault> = parameters.posonlyargs.iter().chain(&parameters.args).collect();
     // A `*splat` fills the positional parameters from its index on, as many as it holds.
     let star = arguments.args.iter().position(Expr::is_starred_expr);
     let unknown_from = star.unwrap_or(usize::MAX);
@@ -150,6 +149,9 @@ pub fn defaults<'a>(function: &'a ast::StmtFunctionDef, def_at: At) -> Vec<(Stri
         .collect()
 }
 
+/// The findings of a body, by rule and place.
+pub type FindingKeys = FxHashSet<(Rule, TextRange)>;
+
 /// What one file's analysis keeps about the calls it followed into the module's functions, shared by the
 /// walk of the module and the walks of the bodies it follows calls into. Functions are keyed by the
 /// address of their `def` (the tree outlives the analysis).
@@ -161,7 +163,7 @@ pub struct FollowedCalls {
     relevant: RefCell<FxHashMap<usize, bool>>,
     /// The findings of each function's body as a call passing nothing would give them, by nesting depth:
     /// what a call's own findings are compared with.
-    baselines: RefCell<FxHashMap<(usize, usize), Rc<FxHashSet<(Rule, TextRange)>>>>,
+    baselines: RefCell<FxHashMap<(usize, usize), Rc<FindingKeys>>>,
 }
 
 impl FollowedCalls {
@@ -189,8 +191,8 @@ impl FollowedCalls {
         &self,
         function: &ast::StmtFunctionDef,
         depth: usize,
-        compute: impl FnOnce() -> FxHashSet<(Rule, TextRange)>,
-    ) -> Rc<FxHashSet<(Rule, TextRange)>> {
+        compute: impl FnOnce() -> FindingKeys,
+    ) -> Rc<FindingKeys> {
         if let Some(known) = self.baselines.borrow().get(&(key(function), depth)) {
             return Rc::clone(known);
         }

@@ -17,9 +17,9 @@ use rustc_hash::FxHashSet;
 
 use super::calls::{self, Argument, CallFrames};
 use super::checker::Checker;
+use super::libraries;
 use super::limits::{Cut, Limit, MAX_CALL_DEPTH, shortened};
 use super::resolve::{At, Value};
-use super::libraries;
 use super::semantic::{Binding, BindingKind, ScopeId};
 use capslint_diagnostics::diagnostic::Finding;
 
@@ -98,7 +98,12 @@ struct Body<'a> {
 
 impl<'a> Body<'a> {
     /// The findings of the body with the parameters bound to `arguments`, inside the calls of `frames`.
-    fn walk(&self, checker: &Checker<'_, 'a>, frames: &CallFrames<'a>, arguments: Vec<(String, Argument<'a>)>) -> Vec<Finding> {
+    fn walk(
+        &self,
+        checker: &Checker<'_, 'a>,
+        frames: &CallFrames<'a>,
+        arguments: Vec<(String, Argument<'a>)>,
+    ) -> Vec<Finding> {
         let resolver = checker.resolver.with_frames(frames.with_call(self.scope, arguments));
         let mut body = checker.for_call(resolver, self.function, self.scope, self.def_scope);
         body.visit_body(&self.function.body);

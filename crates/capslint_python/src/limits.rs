@@ -82,7 +82,9 @@ impl Limit {
                     "the limit of {MAX_ENV_SOURCE_NESTING} nested levels followed in an environment variable's source"
                 )
             }
-            Limit::CallDepth => format!("the limit of {MAX_CALL_DEPTH} nested calls followed into the module's functions"),
+            Limit::CallDepth => {
+                format!("the limit of {MAX_CALL_DEPTH} nested calls followed into the module's functions")
+            }
             Limit::CallSites => format!("the limit of {MAX_CALL_SITES} calls followed into one function per file"),
             Limit::Budget => "this file's work budget".to_string(),
         }

@@ -212,12 +212,11 @@ pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall, callee: 
     let task = task_id(checker, call);
 
     if wants_limit {
-        let presence =
-            match argument("container_resources").or_else(|| argument("resources")) {
-                Some((resources, at)) => cpu_limit(checker, resources, at),
-                None if splat || keyword_text(checker, call, "container_resources") => Presence::Unknown,
-                None => Presence::Absent,
-            };
+        let presence = match argument("container_resources").or_else(|| argument("resources")) {
+            Some((resources, at)) => cpu_limit(checker, resources, at),
+            None if splat || keyword_text(checker, call, "container_resources") => Presence::Unknown,
+            None => Presence::Absent,
+        };
         if presence == Presence::Absent || (presence == Presence::Unknown && checker.strict) {
             let (message, label) = if presence == Presence::Absent {
                 (
