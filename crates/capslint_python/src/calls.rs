@@ -205,3 +205,71 @@ impl FollowedCalls {
 fn key(function: &ast::StmtFunctionDef) -> usize {
     std::ptr::from_ref(function) as usize
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ruff_python_ast::Stmt;
+    use ruff_text_size::{Ranged, TextSize};
+
+    /// What `call` (the module's last statement) binds to the parameters of the module's first `def`:
+    /// each parameter with the source text of its value, `default:` for a default, and the keywords of
+    /// `**kwargs` as `{...}`.
+    fn bound(source: &str) -> Vec<String> {
+        let parsed = ruff_python_parser::parse_module(source).unwrap();
+        let body = &parsed.syntax().body;
+        let Stmt::FunctionDef(function) = &body[0] else { panic!("no def") };
+        let Some(Stmt::Expr(statement)) = body.last() else { panic!("no call") };
+        let Expr::Call(call) = statement.value.as_ref() else { panic!("no call") };
+        let at = At { scope: ScopeId::MODULE, offset: TextSize::default() };
+        let mut bound: Vec<String> = bind(function, at, call, at)
+            .into_iter()
+            .map(|(name, argument)| match argument {
+                Argument::Expr { expr, passed: true, .. } => format!("{name}={}", &source[expr.range()]),
+                Argument::Expr { expr, passed: false, .. } => format!("{name}=default:{}", &source[expr.range()]),
+                Argument::Keywords { keywords, .. } => {
+                    let names: Vec<&str> =
+                        keywords.iter().map(|k| k.arg.as_ref().map_or("**", |arg| arg.as_str())).collect();
+                    format!("{name}={{{}}}", names.join(","))
+                }
+            })
+            .collect();
+        bound.sort();
+        bound
+    }
+
+    #[test]
+    fn positional_keyword_and_default_parameters() {
+        assert_eq!(bound("def f(a, b, c=3):\n    pass\nf(1, c=5)\n"), ["a=1", "c=5"]);
+        assert_eq!(bound("def f(a, b=2, *, c=3):\n    pass\nf(1)\n"), ["a=1", "b=default:2", "c=default:3"]);
+        assert_eq!(bound("def f(a, /, b):\n    pass\nf(1, b=2)\n"), ["a=1", "b=2"]);
+    }
+
+    #[test]
+    fn kwargs_collects_the_keywords_no_parameter_takes() {
+        assert_eq!(
+            bound("def f(a, /, name, **kw):\n    pass\nf(1, 'x', a=2, cmds=[])\n"),
+            ["a=1", "kw={a,cmds}", "name='x'"]
+        );
+        assert_eq!(bound("def f(name, **kw):\n    pass\nf('x')\n"), ["kw={}", "name='x'"]);
+    }
+
+    #[test]
+    fn splats_leave_what_they_may_fill_unknown() {
+        // `*args` fills the positional parameters from its place on; `**mapping` any parameter by keyword.
+        assert_eq!(bound("def f(a, b=2, c=3):\n    pass\nf(1, *rest, c=4)\n"), ["a=1", "c=4"]);
+        assert_eq!(bound("def f(a, b=2, **kw):\n    pass\nf(1, **options)\n"), ["a=1", "kw={**}"]);
+        assert_eq!(bound("def f(a, *args, n=1):\n    pass\nf(1, 2, 3)\n"), ["a=1", "n=default:1"]);
+    }
+
+    #[test]
+    fn frames_bind_each_function_once() {
+        let frames = CallFrames::default();
+        let scope = ScopeId::MODULE;
+        assert!(!frames.follows(scope));
+        let inner = frames.with_call(scope, Vec::new());
+        assert!(inner.follows(scope));
+        assert_eq!(inner.depth(), 1);
+        assert!(inner.get(scope, "n").is_none());
+    }
+}
