@@ -18,7 +18,7 @@ use rustc_hash::FxHashSet;
 use super::calls::{self, Argument, CallFrames};
 use super::checker::Checker;
 use super::libraries;
-use super::limits::{Cut, Limit, MAX_CALL_DEPTH, shortened};
+use super::limits::{Cut, Limit, MAX_CALL_DEPTH};
 use super::resolve::{At, Value};
 use super::semantic::{Binding, BindingKind, ScopeId};
 use capslint_diagnostics::diagnostic::Finding;
@@ -245,6 +245,5 @@ fn rehome(checker: &Checker<'_, '_>, finding: Finding, call: &ast::ExprCall, nam
     for related in finding.related {
         moved = moved.related(related.file, related.range, related.text);
     }
-    let use_text = shortened(checker.text(inside));
-    checker.point_to(moved, inside, &format!("flows into `{use_text}` in `{name}` here"))
+    checker.point_to(moved, inside, &format!("the value is used here, in `{name}`"))
 }
