@@ -79,16 +79,24 @@ impl<'a> CallFrames<'a> {
 }
 
 /// The arguments `call` (evaluated at `call_at`) binds to the parameters of `function` (whose `def` is
-/// evaluated at `def_at`): the parameters it leaves unknown are absent.
+/// evaluated at `def_at`): the parameters it leaves unknown are absent. A method called through its
+/// instance or class (`self.fit(...)`) has its first parameter bound to that receiver: `receiver` is then
+/// true, and the first parameter stays unknown.
 pub fn bind<'a>(
     function: &'a ast::StmtFunctionDef,
     def_at: At,
     call: &'a ast::ExprCall,
     call_at: At,
+    receiver: bool,
 ) -> Vec<(String, Argument<'a>)> {
     let parameters = &function.parameters;
     let arguments = &call.arguments;
-    let positional: Vec<&ast::ParameterWithDefault> = parameters.posonlyargs.iter().chain(&parameters.args).collect();
+    let mut positional: Vec<&ast::ParameterWithDefault> =
+        parameters.posonlyargs.iter().chain(&parameters.args).collect();
+    // The receiver takes the first parameter, which no argument or keyword binds.
+    if receiver && !positional.is_empty() {
+        positional.remove(0);
+    }
     // A `*splat` fills the positional parameters from its index on, as many as it holds.
     let star = arguments.args.iter().position(Expr::is_starred_expr);
     let unknown_from = star.unwrap_or(usize::MAX);
@@ -105,7 +113,12 @@ pub fn bind<'a>(
         }
     }
     let takes_keyword = |name: &str| {
-        parameters.args.iter().chain(&parameters.kwonlyargs).any(|parameter| parameter.parameter.name.as_str() == name)
+        positional
+            .iter()
+            .copied()
+            .filter(|parameter| !parameters.posonlyargs.iter().any(|only| std::ptr::eq(only, *parameter)))
+            .chain(&parameters.kwonlyargs)
+            .any(|parameter| parameter.parameter.name.as_str() == name)
     };
     let mut extra: Vec<&'a ast::Keyword> = Vec::new();
     for keyword in &arguments.keywords {
@@ -222,7 +235,8 @@ mod tests {
         let Some(Stmt::Expr(statement)) = body.last() else { panic!("no call") };
         let Expr::Call(call) = statement.value.as_ref() else { panic!("no call") };
         let at = At { scope: ScopeId::MODULE, offset: TextSize::default() };
-        let mut bound: Vec<String> = bind(function, at, call, at)
+        let receiver = source.contains("self");
+        let mut bound: Vec<String> = bind(function, at, call, at, receiver)
             .into_iter()
             .map(|(name, argument)| match argument {
                 Argument::Expr { expr, passed: true, .. } => format!("{name}={}", &source[expr.range()]),
@@ -252,6 +266,11 @@ mod tests {
             ["a=1", "kw={a,cmds}", "name='x'"]
         );
         assert_eq!(bound("def f(name, **kw):\n    pass\nf('x')\n"), ["kw={}", "name='x'"]);
+    }
+
+    #[test]
+    fn a_method_called_through_its_receiver_binds_after_it() {
+        assert_eq!(bound("def fit(self, params, n=1):\n    pass\nself.fit({}, n=2)\n"), ["n=2", "params={}"]);
     }
 
     #[test]

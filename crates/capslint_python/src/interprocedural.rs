@@ -20,7 +20,7 @@ use super::checker::Checker;
 use super::libraries;
 use super::limits::{Cut, Limit, MAX_CALL_DEPTH};
 use super::resolve::{At, Value};
-use super::semantic::{Binding, BindingKind, ScopeId};
+use super::semantic::{Binding, BindingKind, ScopeId, ScopeKind};
 use capslint_diagnostics::diagnostic::Finding;
 
 /// How many bytes of a function's body one unit of the file's budget pays for, each time the body is
@@ -37,17 +37,11 @@ const TRANSPARENT_DECORATORS: &[&str] = &["staticmethod", "classmethod", "wraps"
 /// Follows `call` into the body of the function of this module it calls, when it does, and reports at
 /// the call what the call's values cause there.
 pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall) {
-    let Expr::Name(name) = call.func.as_ref() else { return };
-    let model = checker.resolver.model();
-    let Some((def_scope, [Binding { kind: BindingKind::Function(function), .. }])) =
-        model.reaching_bindings(name.id.as_str(), checker.scope, call.start())
-    else {
-        return;
-    };
-    let function: &'a ast::StmtFunctionDef = function;
+    let Some(Callee { function, def_scope, receiver }) = callee(checker, call) else { return };
     if !is_plain(function) {
         return;
     }
+    let model = checker.resolver.model();
     let Some(scope) = model.scope_of_node(function.range.start()) else { return };
     let frames = checker.resolver.frames().map(|frames| CallFrames::clone(frames)).unwrap_or_default();
     if frames.follows(scope) {
@@ -57,7 +51,7 @@ pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall) {
         return;
     }
     let def_at = At { scope: def_scope, offset: function.range.start() };
-    let arguments = calls::bind(function, def_at, call, checker.at(call.start()));
+    let arguments = calls::bind(function, def_at, call, checker.at(call.start()), receiver);
     if !passes_known_value(checker, &arguments) {
         return;
     }
@@ -87,6 +81,65 @@ pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall) {
             checker.report(moved);
         }
     }
+}
+
+/// The function of this module a call calls.
+struct Callee<'a> {
+    function: &'a ast::StmtFunctionDef,
+    /// The scope its `def` is in.
+    def_scope: ScopeId,
+    /// Whether the call passes the first parameter as its receiver (`self.fit(...)`).
+    receiver: bool,
+}
+
+/// The function of this module `call` calls: a function by its name (`train(...)`), or a method of the
+/// enclosing class through the method's own receiver (`self.fit(...)`, `cls.build(...)`), which the
+/// class defines once.
+fn callee<'a>(checker: &Checker<'_, 'a>, call: &'a ast::ExprCall) -> Option<Callee<'a>> {
+    let model = checker.resolver.model();
+    match call.func.as_ref() {
+        Expr::Name(name) => {
+            let (def_scope, [Binding { kind: BindingKind::Function(function), .. }]) =
+                model.reaching_bindings(name.id.as_str(), checker.scope, call.start())?
+            else {
+                return None;
+            };
+            Some(Callee { function, def_scope, receiver: false })
+        }
+        Expr::Attribute(attribute) => {
+            let Expr::Name(base) = attribute.value.as_ref() else { return None };
+            if !matches!(base.id.as_str(), "self" | "cls") {
+                return None;
+            }
+            let (method_scope, [Binding { kind: BindingKind::Parameter, .. }]) =
+                model.reaching_bindings(base.id.as_str(), checker.scope, call.start())?
+            else {
+                return None;
+            };
+            let class_scope = model.parent(method_scope)?;
+            if model.scope_kind(method_scope) != ScopeKind::Function
+                || model.scope_kind(class_scope) != ScopeKind::Class
+            {
+                return None;
+            }
+            let [Binding { kind: BindingKind::Function(function), .. }] =
+                model.final_bindings(attribute.attr.as_str(), class_scope)?
+            else {
+                return None;
+            };
+            let receiver = !has_decorator(function, "staticmethod");
+            Some(Callee { function, def_scope: class_scope, receiver })
+        }
+        _ => None,
+    }
+}
+
+/// Whether `function` is decorated with `name` (`@staticmethod`).
+fn has_decorator(function: &ast::StmtFunctionDef, name: &str) -> bool {
+    function
+        .decorator_list
+        .iter()
+        .any(|decorator| matches!(&decorator.expression, Expr::Name(decorator) if decorator.id.as_str() == name))
 }
 
 /// A function whose body is walked for a call.

@@ -45,6 +45,8 @@ impl<'a> Checker<'_, 'a> {
 
     fn check_call(&mut self, call: &'a ast::ExprCall) {
         if !Self::may_matter(call) {
+            // A call of a method of the enclosing class names no argument or callee the rules know.
+            super::interprocedural::call(self, call);
             return;
         }
         let callee = if self.may_be_known_callee(call) { self.callee(call) } else { None };
