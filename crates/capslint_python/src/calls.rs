@@ -180,12 +180,17 @@ pub struct FollowedCalls {
 }
 
 impl FollowedCalls {
-    /// Counts one more call of `function` followed; false once [`MAX_CALL_SITES`] were.
-    pub fn take_site(&self, function: &ast::StmtFunctionDef) -> bool {
+    /// Counts one more call of `function` to follow: whether it is within [`MAX_CALL_SITES`], the first
+    /// call beyond, or a later one.
+    pub fn take_site(&self, function: &ast::StmtFunctionDef) -> Site {
         let mut sites = self.sites.borrow_mut();
         let count = sites.entry(key(function)).or_default();
-        *count += 1;
-        *count <= MAX_CALL_SITES
+        *count = count.saturating_add(1);
+        match *count {
+            count if count <= MAX_CALL_SITES => Site::Followed,
+            count if count == MAX_CALL_SITES + 1 => Site::FirstBeyond,
+            _ => Site::Beyond,
+        }
     }
 
     /// Whether `function` is relevant, computed by `compute` the first time.
@@ -213,6 +218,17 @@ impl FollowedCalls {
         self.baselines.borrow_mut().insert((key(function), depth), Rc::clone(&baseline));
         baseline
     }
+}
+
+/// Whether a call of a function is followed ([`FollowedCalls::take_site`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Site {
+    /// Within the limit: followed.
+    Followed,
+    /// The first call beyond the limit: not followed, and reported as the limit's cut.
+    FirstBeyond,
+    /// A later call beyond the limit: not followed, the cut already reported.
+    Beyond,
 }
 
 fn key(function: &ast::StmtFunctionDef) -> usize {

@@ -15,7 +15,7 @@ use ruff_python_ast::{self as ast, Expr};
 use ruff_text_size::Ranged;
 use rustc_hash::FxHashSet;
 
-use super::calls::{self, Argument, CallFrames};
+use super::calls::{self, Argument, CallFrames, Site};
 use super::checker::Checker;
 use super::libraries;
 use super::limits::{Cut, Limit, MAX_CALL_DEPTH};
@@ -60,9 +60,14 @@ pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall) {
         checker.note_cut(Some(Cut::here(Limit::CallDepth, call.range())), true, call.range());
         return;
     }
-    if !checker.followed.take_site(function) {
-        checker.note_cut(Some(Cut::here(Limit::CallSites, call.func.range())), true, call.range());
-        return;
+    match checker.followed.take_site(function) {
+        Site::Followed => {}
+        // Once per function: every later call is cut by the same limit.
+        Site::FirstBeyond => {
+            checker.note_cut(Some(Cut::here(Limit::CallSites, call.func.range())), true, call.range());
+            return;
+        }
+        Site::Beyond => return,
     }
     let units = u64::from(function.range.len().to_u32()) / WALK_BYTES_PER_STEP + 1;
     if !checker.resolver.spend_walk(units, call.start()) {

@@ -33,8 +33,8 @@ pub const MAX_DICT_NESTING: u32 = 4;
 /// module's own code: a value passed down a longer chain of calls is cut there.
 pub const MAX_CALL_DEPTH: u32 = 3;
 
-/// How many calls of one function of the module are followed into its body, per file: a call beyond them
-/// is not followed.
+/// How many calls of one function of the module are followed into its body, per file: the calls beyond
+/// them are not followed, and the first of them is reported as cut.
 pub const MAX_CALL_SITES: u32 = 256;
 
 /// A bound on how far resolution follows a value.
