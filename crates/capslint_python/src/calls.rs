@@ -42,21 +42,52 @@ pub enum Argument<'a> {
 }
 
 /// The parameters of the functions whose calls are being followed, each function's scope once: a call
-/// of a function already followed (recursion) is not followed again.
+/// of a function already followed (recursion) is not followed again. A method called on an instance the
+/// walk saw constructed (`Model(params).fit()`) also knows that instance.
 #[derive(Debug, Clone, Default)]
 pub struct CallFrames<'a> {
     bound: FxHashMap<(ScopeId, String), Argument<'a>>,
     scopes: Vec<ScopeId>,
+    calls: usize,
+    instances: FxHashMap<ScopeId, Instance<'a>>,
+}
+
+/// The instance a followed method runs on: its class, and the scope of the class's `__init__`, whose
+/// parameters the constructor call bound.
+#[derive(Debug, Clone, Copy)]
+pub struct Instance<'a> {
+    /// The class.
+    pub class: &'a ast::StmtClassDef,
+    /// The name of the method's receiver (`self`).
+    pub receiver: &'a str,
+    /// The scope of `__init__`.
+    pub init_scope: ScopeId,
 }
 
 impl<'a> CallFrames<'a> {
-    /// These frames and one more: the function of `scope` with its parameters bound to `arguments`.
+    /// These frames and one more call: the function of `scope` with its parameters bound to `arguments`.
     #[must_use]
     pub fn with_call(&self, scope: ScopeId, arguments: Vec<(String, Argument<'a>)>) -> Rc<Self> {
         let mut frames = self.clone();
-        frames.scopes.push(scope);
-        frames.bound.extend(arguments.into_iter().map(|(name, argument)| ((scope, name), argument)));
+        frames.bind(scope, arguments);
+        frames.calls += 1;
         Rc::new(frames)
+    }
+
+    /// Binds the parameters of the function of `scope` (a constructor's `__init__`) to `arguments`.
+    pub fn bind(&mut self, scope: ScopeId, arguments: Vec<(String, Argument<'a>)>) {
+        self.scopes.push(scope);
+        self.bound.extend(arguments.into_iter().map(|(name, argument)| ((scope, name), argument)));
+    }
+
+    /// Makes the method of `scope` run on `instance`.
+    pub fn set_instance(&mut self, scope: ScopeId, instance: Instance<'a>) {
+        self.instances.insert(scope, instance);
+    }
+
+    /// The instance the method of `scope` runs on, when the walk saw it constructed.
+    pub fn instance(&self, scope: ScopeId) -> Option<&Instance<'a>> {
+        self.instances.get(&scope)
     }
 
     /// What the parameter `name` of the function of `scope` is bound to, when a followed call binds it.
@@ -74,7 +105,7 @@ impl<'a> CallFrames<'a> {
 
     /// How many calls are being followed, one inside the other.
     pub fn depth(&self) -> usize {
-        self.scopes.len()
+        self.calls
     }
 }
 
@@ -147,6 +178,63 @@ pub fn bind<'a>(
         bound.push((kwargs.name.to_string(), Argument::Keywords { keywords: extra, at: call_at }));
     }
     bound
+}
+
+/// The value an instance's `__init__` gives its attribute `attribute` (`self.params = params`), with where
+/// to evaluate it: only when that is the one assignment of the attribute in the class's methods, a
+/// statement of `__init__`'s own body (not inside an `if` or a loop).
+pub fn instance_assignment<'a>(
+    instance: &Instance<'a>,
+    attribute: &str,
+    init: &'a ast::StmtFunctionDef,
+) -> Option<(&'a Expr, ruff_text_size::TextSize)> {
+    let mut assignments = AttributeAssignments { attribute, count: 0 };
+    for stmt in &instance.class.body {
+        if let ast::Stmt::FunctionDef(method) = stmt {
+            ruff_python_ast::visitor::Visitor::visit_body(&mut assignments, &method.body);
+        }
+    }
+    if assignments.count != 1 {
+        return None;
+    }
+    init.body.iter().find_map(|stmt| match stmt {
+        ast::Stmt::Assign(ast::StmtAssign { targets, value, range, .. })
+            if matches!(targets.as_slice(), [Expr::Attribute(target)] if is_receiver_attribute(target, instance.receiver, attribute)) =>
+        {
+            Some((value.as_ref(), ruff_text_size::Ranged::start(range)))
+        }
+        ast::Stmt::AnnAssign(ast::StmtAnnAssign { target, value: Some(value), range, .. })
+            if matches!(target.as_ref(), Expr::Attribute(target) if is_receiver_attribute(target, instance.receiver, attribute)) =>
+        {
+            Some((value.as_ref(), ruff_text_size::Ranged::start(range)))
+        }
+        _ => None,
+    })
+}
+
+/// Whether `target` is `<receiver>.<attribute>`.
+fn is_receiver_attribute(target: &ast::ExprAttribute, receiver: &str, attribute: &str) -> bool {
+    target.attr.as_str() == attribute
+        && matches!(target.value.as_ref(), Expr::Name(name) if name.id.as_str() == receiver)
+}
+
+/// Counts the assignments of any object's attribute of one name in a body (`x.params = ...`,
+/// `x.params += ...`, `for x.params in ...`): any of them may change what a method reads.
+struct AttributeAssignments<'n> {
+    attribute: &'n str,
+    count: usize,
+}
+
+impl<'a> ruff_python_ast::visitor::Visitor<'a> for AttributeAssignments<'_> {
+    fn visit_expr(&mut self, expr: &'a Expr) {
+        if let Expr::Attribute(attribute) = expr
+            && matches!(attribute.ctx, ast::ExprContext::Store)
+            && attribute.attr.as_str() == self.attribute
+        {
+            self.count += 1;
+        }
+        ruff_python_ast::visitor::walk_expr(self, expr);
+    }
 }
 
 /// The parameters' defaults, evaluated where the `def` is: what the body sees whatever a call passes for

@@ -12,10 +12,10 @@
 
 use ruff_python_ast::visitor::{self, Visitor};
 use ruff_python_ast::{self as ast, Expr};
-use ruff_text_size::Ranged;
+use ruff_text_size::{Ranged, TextRange};
 use rustc_hash::FxHashSet;
 
-use super::calls::{self, Argument, CallFrames, Site};
+use super::calls::{self, Argument, CallFrames, Instance, Site};
 use super::checker::Checker;
 use super::libraries;
 use super::limits::{Cut, Limit, MAX_CALL_DEPTH};
@@ -37,7 +37,7 @@ const TRANSPARENT_DECORATORS: &[&str] = &["staticmethod", "classmethod", "wraps"
 /// Follows `call` into the body of the function of this module it calls, when it does, and reports at
 /// the call what the call's values cause there.
 pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall) {
-    let Some(Callee { function, def_scope, receiver }) = callee(checker, call) else { return };
+    let Some(Callee { function, def_scope, receiver, constructor }) = callee(checker, call) else { return };
     if !is_plain(function) {
         return;
     }
@@ -52,7 +52,22 @@ pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall) {
     }
     let def_at = At { scope: def_scope, offset: function.range.start() };
     let arguments = calls::bind(function, def_at, call, checker.at(call.start()), receiver);
-    if !passes_known_value(checker, &arguments) {
+    // The instance's `__init__`, bound by its constructor call, for what the method reads of `self`.
+    let mut instance_frames = frames.clone();
+    let mut passes_known = passes_known_value(checker, &arguments);
+    if let Some(constructor) = &constructor
+        && let Some(init_scope) = model.scope_of_node(constructor.init.range.start())
+        && !frames.follows(init_scope)
+        && let Some(receiver) = function.parameters.posonlyargs.iter().chain(&function.parameters.args).next()
+    {
+        let init_at = At { scope: def_scope, offset: constructor.init.range.start() };
+        let init_arguments = calls::bind(constructor.init, init_at, constructor.call, constructor.at, true);
+        passes_known |= passes_known_value(checker, &init_arguments);
+        instance_frames.bind(init_scope, init_arguments);
+        let instance = Instance { class: constructor.class, receiver: receiver.parameter.name.as_str(), init_scope };
+        instance_frames.set_instance(scope, instance);
+    }
+    if !passes_known {
         return;
     }
     let depth = frames.depth();
@@ -80,9 +95,10 @@ pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall) {
             .map(|finding| (finding.rule, finding.range))
             .collect()
     });
-    for finding in body.walk(checker, &frames, arguments) {
+    for finding in body.walk(checker, &instance_frames, arguments) {
         if !baseline.contains(&(finding.rule, finding.range)) {
-            let moved = rehome(checker, finding, call, function.name.as_str());
+            let constructor = constructor.as_ref().map(|constructor| constructor.call);
+            let moved = rehome(checker, finding, call, constructor, function.name.as_str());
             checker.report(moved);
         }
     }
@@ -95,6 +111,51 @@ struct Callee<'a> {
     def_scope: ScopeId,
     /// Whether the call passes the first parameter as its receiver (`self.fit(...)`).
     receiver: bool,
+    /// For a method called on an instance the walk saw constructed, the constructor call.
+    constructor: Option<Constructor<'a>>,
+}
+
+/// The call that constructed the instance a method is called on (`Model(params)` of
+/// `Model(params).fit()`, or of `model = Model(params)` then `model.fit()`).
+struct Constructor<'a> {
+    class: &'a ast::StmtClassDef,
+    /// The class's own `__init__`.
+    init: &'a ast::StmtFunctionDef,
+    call: &'a ast::ExprCall,
+    /// Where the constructor call is evaluated.
+    at: At,
+}
+
+/// A method called on an instance of a class of this module that the walk sees constructed, directly
+/// (`Model(params).fit()`) or through the one definition of a name (`model = Model(params)`): the
+/// method, with its constructor. Only a plain method of a class with a plain `__init__` of its own.
+fn constructed<'a>(checker: &Checker<'_, 'a>, attribute: &'a ast::ExprAttribute) -> Option<Callee<'a>> {
+    let model = checker.resolver.model();
+    // A limit reached here only means the method is not followed: the rules report what they need.
+    let at = checker.at(attribute.start());
+    let ((value, at), _) = checker.resolver.watch(|| checker.resolver.definition(&attribute.value, at));
+    let Expr::Call(call) = value else { return None };
+    let Expr::Name(class_name) = call.func.as_ref() else { return None };
+    let (_, [Binding { kind: BindingKind::Class(class), .. }]) =
+        model.reaching_bindings(class_name.id.as_str(), at.scope, at.offset)?
+    else {
+        return None;
+    };
+    let class_scope = model.scope_of_node(class.range.start())?;
+    let method_of = |name: &str| match model.final_bindings(name, class_scope)? {
+        [Binding { kind: BindingKind::Function(function), .. }] if function.decorator_list.is_empty() => {
+            Some(*function)
+        }
+        _ => None,
+    };
+    let function = method_of(attribute.attr.as_str())?;
+    let init = method_of("__init__")?;
+    Some(Callee {
+        function,
+        def_scope: class_scope,
+        receiver: true,
+        constructor: Some(Constructor { class, init, call, at }),
+    })
 }
 
 /// The function of this module `call` calls: a function by its name (`train(...)`), or a method of the
@@ -109,12 +170,12 @@ fn callee<'a>(checker: &Checker<'_, 'a>, call: &'a ast::ExprCall) -> Option<Call
             else {
                 return None;
             };
-            Some(Callee { function, def_scope, receiver: false })
+            Some(Callee { function, def_scope, receiver: false, constructor: None })
         }
         Expr::Attribute(attribute) => {
-            let Expr::Name(base) = attribute.value.as_ref() else { return None };
+            let Expr::Name(base) = attribute.value.as_ref() else { return constructed(checker, attribute) };
             if !matches!(base.id.as_str(), "self" | "cls") {
-                return None;
+                return constructed(checker, attribute);
             }
             let (method_scope, [Binding { kind: BindingKind::Parameter, .. }]) =
                 model.reaching_bindings(base.id.as_str(), checker.scope, call.start())?
@@ -133,7 +194,7 @@ fn callee<'a>(checker: &Checker<'_, 'a>, call: &'a ast::ExprCall) -> Option<Call
                 return None;
             };
             let receiver = !has_decorator(function, "staticmethod");
-            Some(Callee { function, def_scope: class_scope, receiver })
+            Some(Callee { function, def_scope: class_scope, receiver, constructor: None })
         }
         _ => None,
     }
@@ -262,21 +323,25 @@ const THROUGH: &str = " (through the value this call passes to `";
 /// A finding of a function's body caused by the values `call` passes, moved to the call: at the argument
 /// that passes the value when a label shows which (the whole keyword argument, where a rule checking the
 /// call itself reports), else at the callee's name, with a label at the use inside the function.
-fn rehome(checker: &Checker<'_, '_>, finding: Finding, call: &ast::ExprCall, name: &str) -> Finding {
+fn rehome(
+    checker: &Checker<'_, '_>,
+    finding: Finding,
+    call: &ast::ExprCall,
+    constructor: Option<&ast::ExprCall>,
+    name: &str,
+) -> Finding {
     let inside = finding.range;
-    let primary = finding
-        .secondary
-        .iter()
-        .map(|label| label.range)
-        .find(|range| call.arguments.range().contains_range(*range))
-        .map_or(call.func.range(), |range| {
-            call.arguments
-                .keywords
-                .iter()
-                .map(Ranged::range)
-                .find(|keyword| keyword.contains_range(range))
-                .unwrap_or(range)
-        });
+    let passing = |range: TextRange| {
+        std::iter::once(call).chain(constructor).find_map(|call| {
+            if !call.arguments.range().contains_range(range) {
+                return None;
+            }
+            let keyword =
+                call.arguments.keywords.iter().map(Ranged::range).find(|keyword| keyword.contains_range(range));
+            Some(keyword.unwrap_or(range))
+        })
+    };
+    let primary = finding.secondary.iter().find_map(|label| passing(label.range)).unwrap_or(call.func.range());
     let mut message = finding.message;
     if !finding.related.is_empty()
         && let Some(end) = message.rfind(" (see ")

@@ -583,9 +583,10 @@ impl<'m, 'a> Resolver<'m, 'a> {
     fn eval_attribute(&self, attribute: &'a ast::ExprAttribute, at: At, depth: u32) -> Resolved<'a> {
         let unknown = Resolved::of(Value::Unknown(Unknown::Other));
         if let Expr::Name(base) = attribute.value.as_ref()
-            && let Some((_, [binding])) = self.model.reaching_bindings(base.id.as_str(), at.scope, at.offset)
+            && let Some((scope, [binding])) = self.model.reaching_bindings(base.id.as_str(), at.scope, at.offset)
         {
             match binding.kind {
+                BindingKind::Parameter => return self.instance_attribute(base, scope, attribute, depth),
                 BindingKind::Class(class) => {
                     let Some(class_scope) = self.model.scope_of_node(class.range.start()) else { return unknown };
                     let Some(bindings) = self.model.final_bindings(attribute.attr.as_str(), class_scope) else {
@@ -603,6 +604,36 @@ impl<'m, 'a> Resolver<'m, 'a> {
                 self.imported(&format!("{base}.{}", attribute.attr.as_str()), attribute.range.start())
             }
             _ => unknown,
+        }
+    }
+
+    /// `self.params` in a method of an instance the walk saw constructed (`Model(params).fit()`): the value
+    /// its `__init__` gives the attribute, with the constructor call's arguments.
+    fn instance_attribute(
+        &self,
+        base: &ast::ExprName,
+        scope: ScopeId,
+        attribute: &ast::ExprAttribute,
+        depth: u32,
+    ) -> Resolved<'a> {
+        let unknown = Resolved::of(Value::Unknown(Unknown::Other));
+        let Some(instance) = self.frames.as_ref().and_then(|frames| frames.instance(scope)) else { return unknown };
+        if instance.receiver != base.id.as_str() {
+            return unknown;
+        }
+        let Some(init) = self
+            .model
+            .final_bindings("__init__", self.model.parent(instance.init_scope).unwrap_or(scope))
+            .and_then(|bindings| match bindings {
+                [Binding { kind: BindingKind::Function(init), .. }] => Some(*init),
+                _ => None,
+            })
+        else {
+            return unknown;
+        };
+        match super::calls::instance_assignment(instance, attribute.attr.as_str(), init) {
+            Some((value, offset)) => self.eval_depth(value, At { scope: instance.init_scope, offset }, depth + 1),
+            None => unknown,
         }
     }
 
