@@ -449,6 +449,13 @@ fn calls_followed_into_the_module_s_functions_stay_bounded() {
     );
     assert_eq!(lint_codes("recursion.py", text), ["CAP101", "CAP101"]);
 
+    // A method that constructs its own class again and calls itself on the new instance.
+    let text = format!(
+        "{FOREST}class Node:\n    def __init__(self, n):\n        self.n = n\n\n    def grow(self):\n        \
+         RandomForestClassifier(n_jobs=self.n)\n        return Node(self.n).grow()\n\nNode(-1).grow()\n"
+    );
+    assert_eq!(lint_codes("instances.py", text), ["CAP101"]);
+
     // A parameter passed down 50 functions: followed to the call depth limit, which CAP003 says for each
     // call whose value the rule would have needed.
     let mut text = String::from(FOREST);
