@@ -61,6 +61,8 @@ pub struct Checker<'m, 'a> {
     /// CAP003 findings of values the rules needed that resolution stopped following at a limit, reported
     /// once the walk is done (resolution runs where the checker is shared).
     cut_findings: RefCell<Vec<Finding>>,
+    /// The arguments of the call the rules are checking, read once for all of them.
+    call_arguments: RefCell<Option<(TextRange, CallArguments<'a>)>>,
 }
 
 impl<'m, 'a> Checker<'m, 'a> {
@@ -90,6 +92,7 @@ impl<'m, 'a> Checker<'m, 'a> {
             pod_templates: None,
             distrusted: None,
             cut_findings: RefCell::default(),
+            call_arguments: RefCell::default(),
         }
     }
 
@@ -270,7 +273,14 @@ impl<'a> Checker<'_, 'a> {
     /// The effective keyword arguments of `call`: written keywords and the entries of known splats
     /// (a limit reached while resolving a splat is reported at it).
     pub fn arguments(&self, call: &'a ast::ExprCall) -> CallArguments<'a> {
-        CallArguments::read(call, self.at(call.range().start()), |splat| self.eval(splat).value)
+        if let Some((range, arguments)) = &*self.call_arguments.borrow()
+            && *range == call.range()
+        {
+            return arguments.clone();
+        }
+        let arguments = CallArguments::read(call, self.at(call.range().start()), |splat| self.eval(splat).value);
+        *self.call_arguments.borrow_mut() = Some((call.range(), arguments.clone()));
+        arguments
     }
 
     /// Evaluates an argument where it is written (a keyword, a positional argument, a splatted entry).
@@ -286,7 +296,8 @@ impl<'a> Checker<'_, 'a> {
     #[must_use]
     pub fn point_to_splat(&self, finding: Finding, argument: &Argument<'_>) -> Finding {
         match argument.splat {
-            Some(splat) if finding.range != splat => {
+            // A dict written in the splat shows where it goes.
+            Some(splat) if !splat.contains_range(finding.range) => {
                 self.point_to(finding, splat, &format!("`{}` is passed through this splat", argument.name()))
             }
             _ => finding,
