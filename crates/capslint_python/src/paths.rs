@@ -195,3 +195,85 @@ pub fn any_unknown(value: &Value<'_>) -> bool {
         _ => false,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn int(value: i64) -> Alternative<'static> {
+        alternative(Resolved::of(Value::Int(value)), None, None)
+    }
+
+    fn values(resolved: &Resolved<'_>) -> Vec<Option<i64>> {
+        paths(resolved).iter().map(|path| path.resolved.value.as_int()).collect()
+    }
+
+    #[test]
+    fn alternatives_that_agree_are_one_value() {
+        let resolved = one_of([int(-1), int(-1)]).unwrap();
+        assert!(matches!(resolved.value, Value::Int(-1)));
+    }
+
+    #[test]
+    fn nested_alternatives_are_flattened_and_unknown_ones_kept_once() {
+        let unknown = || alternative(Resolved::of(Value::Unknown(Unknown::Other)), None, None);
+        let inner = one_of([int(1), int(2), unknown()]).unwrap();
+        let outer = one_of([alternative(inner, None, Some("inner")), int(3), unknown()]).unwrap();
+        // Known paths first.
+        assert_eq!(values(&outer), [Some(1), Some(2), Some(3), None]);
+        let Value::OneOf(paths) = &outer.value else { panic!("{outer:?}") };
+        assert_eq!(paths[0].condition.as_deref(), Some("inner"));
+        assert!(matches!(one_of([unknown(), unknown()]).unwrap().value, Value::Unknown(_)));
+    }
+
+    #[test]
+    fn more_distinct_alternatives_than_the_limit_are_too_many() {
+        let limit = MAX_ALTERNATIVES as i64;
+        assert!(one_of((0..limit).map(int)).is_ok());
+        assert_eq!(one_of((0..=limit).map(int)).unwrap_err(), TooMany);
+    }
+
+    #[test]
+    fn a_path_bounded_by_the_cap_makes_the_choice_deliberate() {
+        let capped = one_of([alternative(Resolved::of(Value::Capped), None, None), int(-1)]).unwrap();
+        assert!(matches!(paths(&capped).as_slice(), [path] if matches!(path.resolved.value, Value::Unknown(_))));
+        // Arithmetic keeps the cap's path.
+        let minus_one =
+            combine(&[capped, Resolved::of(Value::Int(1))], |_| true, |_| Resolved::of(Value::Unknown(Unknown::Other)))
+                .unwrap();
+        assert!(matches!(paths(&minus_one).as_slice(), [path] if matches!(path.resolved.value, Value::Unknown(_))));
+    }
+
+    #[test]
+    fn combinations_are_bounded_and_paid_for() {
+        let four = one_of((1..=4).map(int)).unwrap();
+        let sum = |operands: &[Resolved<'static>]| {
+            let total = operands.iter().filter_map(|operand| operand.value.as_int()).sum();
+            Resolved::of(Value::Int(total))
+        };
+        let mut spent = 0;
+        let both = combine(
+            &[four.clone(), four.clone()],
+            |units| {
+                spent += units;
+                true
+            },
+            sum,
+        )
+        .unwrap();
+        assert_eq!(spent, 16);
+        assert_eq!(values(&both).len(), 7, "1+1 ..= 4+4");
+        assert_eq!(combine(&[four.clone(), four.clone(), four], |_| true, sum).unwrap_err(), TooMany);
+    }
+
+    #[test]
+    fn a_conversion_maps_every_path() {
+        let text = |text: &str| alternative(Resolved::of(Value::Str(text.to_string())), None, None);
+        let read = one_of([text("-1"), text("2")]).unwrap();
+        let converted = map(read, |inner| match inner.value {
+            Value::Str(text) => Resolved::of(text.parse().map_or(Value::Unknown(Unknown::Other), Value::Int)),
+            other => Resolved::of(other),
+        });
+        assert_eq!(values(&converted), [Some(-1), Some(2)]);
+    }
+}
