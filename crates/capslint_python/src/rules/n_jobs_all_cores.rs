@@ -7,7 +7,8 @@ use super::unbounded_joblib_parallel::Backend;
 use crate::checker::{Checker, call_argument, kwargs_splats};
 use crate::cli_option::{self, CliOption};
 use crate::libraries::{
-    Booster, BoosterEntry, JoblibCall, booster_entry, is_query_call, is_thread_count_field, is_thread_count_keyword,
+    Booster, BoosterEntry, JoblibCall, booster_entry, is_joblib_estimator_library, is_query_call,
+    is_thread_count_field, is_thread_count_keyword,
 };
 use crate::resolve::{Resolved, Unknown, Value};
 use capslint_diagnostics::diagnostic::Finding;
@@ -105,6 +106,7 @@ pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall, callee: 
         let resolved = checker.eval(&keyword.value);
         if let Some(value) = resolved.value.as_int().filter(|value| all_cores(*value, booster))
             && matches!(resolved.value, Value::Int(_))
+            && !(arg.as_str() == "n_jobs" && runs_only_on_cluster(checker, call, callee))
         {
             let display = checker.callee_display(call);
             report(
@@ -203,6 +205,15 @@ pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall, callee: 
             }
         }
     }
+}
+
+/// Whether `call` builds an estimator that parallelises through joblib (scikit-learn and the like, not
+/// LightGBM's or XGBoost's OpenMP threads) and runs only inside joblib cluster-backend blocks, where its
+/// `n_jobs` counts the cluster's workers.
+fn runs_only_on_cluster<'a>(checker: &Checker<'_, 'a>, call: &'a ast::ExprCall, callee: Option<&str>) -> bool {
+    callee.is_some_and(is_joblib_estimator_library)
+        && Checker::booster_of(callee).is_none()
+        && checker.cluster_fits.as_ref().is_some_and(|fits| fits.runs_only_on_cluster(&checker.resolver, call))
 }
 
 /// `parser.add_argument("--n-jobs", default=-1)`: every run without the flag gets all cores.
