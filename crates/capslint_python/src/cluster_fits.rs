@@ -22,20 +22,9 @@ use rustc_hash::FxHashMap;
 use super::budget::Budget;
 use super::joblib_contexts::Backend;
 use super::libraries::{self, JoblibCall};
+use super::limits::{MAX_FIT_CALL_DEPTH, MAX_FIT_FOLLOW_DEPTH, MAX_FIT_USES};
 use super::resolve::{At, Resolver, Value};
 use super::semantic::{ScopeId, ScopeKind};
-
-/// How many uses (name loads, calls of a function) one question examines before it gives up, keeping
-/// the finding.
-pub const MAX_FIT_USES: usize = 64;
-
-/// How many times one question follows the estimator into another name or wrapper (`search =
-/// GridSearchCV(clf)`, `model = clf.fit(X, y)`).
-pub const MAX_FIT_FOLLOW_DEPTH: u32 = 4;
-
-/// How many calls deep a use in a module-level function is followed to the block it is called in
-/// (`with parallel_backend("dask"): main()` where `main()` calls `train()`, which fits).
-pub const MAX_FIT_CALL_DEPTH: u32 = 2;
 
 /// Where a name load or call is, as far as the backend it runs on is concerned.
 #[derive(Debug, Clone, Copy)]
@@ -101,15 +90,24 @@ impl<'m, 'a> FitIndex<'m, 'a> {
         builder.index
     }
 
-    /// Whether the estimator constructed by `call` (a call with an all-cores `n_jobs`) runs only inside
-    /// cluster-backend blocks: every place it is fitted, used or evaluated is inside one, at least one
-    /// exists, and it never escapes where its uses cannot be seen.
-    pub fn runs_only_on_cluster(&self, resolver: &Resolver<'_, 'a>, call: &'a ast::ExprCall) -> bool {
+    /// Whether the work `call` (a call with an all-cores `n_jobs`) starts runs only inside cluster-backend
+    /// blocks. For a function (`cross_val_score(..., n_jobs=-1)`, `runs_where_called`), the call itself
+    /// must be in one. For an estimator's constructor, every place the estimator is fitted, used or
+    /// evaluated must be, at least one must exist, and it must never escape where its uses cannot be seen.
+    pub fn runs_only_on_cluster(
+        &self,
+        resolver: &Resolver<'_, 'a>,
+        call: &'a ast::ExprCall,
+        runs_where_called: bool,
+    ) -> bool {
         if self.blind {
             return false;
         }
         let Some(occurrence) = self.calls.get(&call.range()).copied() else { return false };
         let question = Question { index: self, resolver, examined: Cell::new(0) };
+        if runs_where_called {
+            return question.on_cluster(occurrence.place, 0);
+        }
         // Resolution this question does is not a value a rule needs: a limit it reaches keeps the finding.
         let (runs, _cut) = resolver.watch(|| question.value_runs(occurrence, 0));
         matches!(runs, Some(uses) if uses > 0)
@@ -134,7 +132,8 @@ impl<'a> Question<'_, '_, 'a> {
     /// How many places run the value of `occurrence`, all on a cluster backend; `None` when one runs
     /// elsewhere or cannot be seen.
     fn value_runs(&self, occurrence: Occurrence<'a>, depth: u32) -> Option<usize> {
-        if depth > MAX_FIT_FOLLOW_DEPTH || !self.examine(occurrence.place.offset) {
+        // Each step examines one use, which also bounds the recursion of a chain of calls on results.
+        if !self.examine(occurrence.place.offset) {
             return None;
         }
         let place = occurrence.place;
@@ -142,7 +141,12 @@ impl<'a> Question<'_, '_, 'a> {
             Role::Inert => Some(0),
             Role::Escape | Role::Callee => None,
             Role::Magic => self.on_cluster(place, 0).then_some(1),
-            Role::Bound { name, target } => self.binding_runs(name, place.scope, target, depth + 1),
+            Role::Bound { name, target } => {
+                if depth >= MAX_FIT_FOLLOW_DEPTH {
+                    return None;
+                }
+                self.binding_runs(name, place.scope, target, depth + 1)
+            }
             Role::Receiver { method, call } => {
                 if !self.on_cluster(place, 0) {
                     return None;
@@ -150,7 +154,8 @@ impl<'a> Question<'_, '_, 'a> {
                 // `fit` and `set_params` return the estimator itself: follow what becomes of it.
                 let returned = if matches!(method, "fit" | "partial_fit" | "set_params") {
                     match self.index.calls.get(&call.range()) {
-                        Some(result) => self.value_runs(*result, depth + 1)?,
+                        Some(Occurrence { role: Role::Inert, .. }) => 0,
+                        Some(result) => self.value_runs(*result, depth)?,
                         None => return None,
                     }
                 } else {
@@ -161,11 +166,11 @@ impl<'a> Question<'_, '_, 'a> {
             Role::Argument(outer) => match self.receiver_kind(outer, place) {
                 Receiver::Harmless => Some(0),
                 Receiver::Runs => self.on_cluster(place, 0).then_some(1),
-                Receiver::Wraps => match self.index.calls.get(&outer.range()) {
+                Receiver::Wraps if depth < MAX_FIT_FOLLOW_DEPTH => match self.index.calls.get(&outer.range()) {
                     Some(wrapper) => self.value_runs(*wrapper, depth + 1),
                     None => None,
                 },
-                Receiver::Unknown => None,
+                Receiver::Wraps | Receiver::Unknown => None,
             },
         }
     }
@@ -231,7 +236,6 @@ impl<'a> Question<'_, '_, 'a> {
             }
         }
         let Some(callee) = self.resolver.qualified_name(&outer.func, at) else { return Receiver::Unknown };
-        let callee = libraries::canonical(&callee);
         if !libraries::is_joblib_estimator_library(&callee) || JoblibCall::from_name(&callee).is_some() {
             return Receiver::Unknown;
         }
@@ -323,7 +327,8 @@ impl<'a> Builder<'_, '_, 'a> {
     }
 
     fn visit_call(&mut self, call: &'a ast::ExprCall, role: Role<'a>) {
-        if !matches!(role, Role::Escape) {
+        // A call whose value escapes is kept only when it may be one a question starts from.
+        if !matches!(role, Role::Escape) || call.arguments.find_keyword("n_jobs").is_some() {
             self.index.calls.insert(call.range(), Occurrence { place: self.place(call.start()), role });
         }
         match call.func.as_ref() {
@@ -412,7 +417,7 @@ impl<'a> Builder<'_, '_, 'a> {
         let Expr::Call(call) = &item.context_expr else { return None };
         let at = At { scope: self.scope, offset: call.start() };
         let (callee, _cut) = self.resolver.watch(|| self.resolver.qualified_name(&call.func, at));
-        let kind = JoblibCall::from_name(&libraries::canonical(&callee?))?;
+        let kind = JoblibCall::from_name(&callee?)?;
         if kind == JoblibCall::Parallel {
             return None;
         }

@@ -207,13 +207,19 @@ pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall, callee: 
     }
 }
 
-/// Whether `call` builds an estimator that parallelises through joblib (scikit-learn and the like, not
-/// LightGBM's or XGBoost's OpenMP threads) and runs only inside joblib cluster-backend blocks, where its
-/// `n_jobs` counts the cluster's workers.
+/// Whether `call` starts joblib work of a library that parallelises through joblib (scikit-learn and the
+/// like, not LightGBM's or XGBoost's OpenMP threads) that runs only inside joblib cluster-backend blocks,
+/// where its `n_jobs` counts the cluster's workers: a function called there (`cross_val_score`), or an
+/// estimator fitted and used only there.
 fn runs_only_on_cluster<'a>(checker: &Checker<'_, 'a>, call: &'a ast::ExprCall, callee: Option<&str>) -> bool {
-    callee.is_some_and(is_joblib_estimator_library)
-        && Checker::booster_of(callee).is_none()
-        && checker.cluster_fits.as_ref().is_some_and(|fits| fits.runs_only_on_cluster(&checker.resolver, call))
+    let Some(callee) = callee.filter(|callee| is_joblib_estimator_library(callee)) else { return false };
+    let function =
+        callee.rsplit('.').next().is_some_and(|name| name.starts_with(|first: char| first.is_ascii_lowercase()));
+    Checker::booster_of(Some(callee)).is_none()
+        && checker
+            .cluster_fits
+            .as_ref()
+            .is_some_and(|fits| fits.runs_only_on_cluster(&checker.resolver, call, function))
 }
 
 /// `parser.add_argument("--n-jobs", default=-1)`: every run without the flag gets all cores.
