@@ -90,27 +90,49 @@ impl<'m, 'a> FitIndex<'m, 'a> {
         builder.index
     }
 
-    /// Whether the work `call` (a call with an all-cores `n_jobs`) starts runs only inside cluster-backend
-    /// blocks. For a function (`cross_val_score(..., n_jobs=-1)`, `runs_where_called`), the call itself
-    /// must be in one. For an estimator's constructor, every place the estimator is fitted, used or
-    /// evaluated must be, at least one must exist, and it must never escape where its uses cannot be seen.
-    pub fn runs_only_on_cluster(
-        &self,
-        resolver: &Resolver<'_, 'a>,
-        call: &'a ast::ExprCall,
-        runs_where_called: bool,
-    ) -> bool {
+    /// Whether the `work` that `call` (a call with an all-cores `n_jobs`) starts runs only inside
+    /// cluster-backend blocks: for a function, the call itself must be in one; for an estimator or a
+    /// search, every place it runs must be, at least one must exist, and it must never escape where its
+    /// uses cannot be seen.
+    pub fn runs_only_on_cluster(&self, resolver: &Resolver<'_, 'a>, call: &'a ast::ExprCall, work: Work) -> bool {
         if self.blind {
             return false;
         }
         let Some(occurrence) = self.calls.get(&call.range()).copied() else { return false };
         let question = Question { index: self, resolver, examined: Cell::new(0) };
-        if runs_where_called {
+        if work == Work::AtCall {
             return question.on_cluster(occurrence.place, 0);
         }
         // Resolution this question does is not a value a rule needs: a limit it reaches keeps the finding.
-        let (runs, _cut) = resolver.watch(|| question.value_runs(occurrence, 0));
+        let (runs, _cut) = resolver.watch(|| question.value_runs(occurrence, 0, work == Work::Search));
         matches!(runs, Some(uses) if uses > 0)
+    }
+}
+
+/// When the joblib workers a call's `n_jobs` sizes run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Work {
+    /// At the call: a function (`cross_val_score(..., n_jobs=-1)`).
+    AtCall,
+    /// Whenever the estimator it builds is fitted, used or evaluated (`RandomForestClassifier`).
+    Estimator,
+    /// Whenever the search it builds is fitted (`GridSearchCV`): its `predict` and `score` use the
+    /// refitted estimator, not the search's workers.
+    Search,
+}
+
+impl Work {
+    /// The work of a callee, by its qualified name: a class (capitalised) builds an estimator, a search
+    /// when its name ends in `SearchCV`; anything else is a function.
+    pub fn of_callee(callee: &str) -> Work {
+        let name = callee.rsplit('.').next().unwrap_or_default();
+        if !name.starts_with(|first: char| first.is_ascii_uppercase()) {
+            Work::AtCall
+        } else if name.ends_with("SearchCV") {
+            Work::Search
+        } else {
+            Work::Estimator
+        }
     }
 }
 
@@ -131,7 +153,7 @@ impl<'a> Question<'_, '_, 'a> {
 
     /// How many places run the value of `occurrence`, all on a cluster backend; `None` when one runs
     /// elsewhere or cannot be seen.
-    fn value_runs(&self, occurrence: Occurrence<'a>, depth: u32) -> Option<usize> {
+    fn value_runs(&self, occurrence: Occurrence<'a>, depth: u32, fit_only: bool) -> Option<usize> {
         // Each step examines one use, which also bounds the recursion of a chain of calls on results.
         if !self.examine(occurrence.place.offset) {
             return None;
@@ -145,29 +167,31 @@ impl<'a> Question<'_, '_, 'a> {
                 if depth >= MAX_FIT_FOLLOW_DEPTH {
                     return None;
                 }
-                self.binding_runs(name, place.scope, target, depth + 1)
+                self.binding_runs(name, place.scope, target, depth + 1, fit_only)
             }
             Role::Receiver { method, call } => {
-                if !self.on_cluster(place, 0) {
+                // A search's own `n_jobs` runs its fits; `predict` and `score` go to the refitted estimator.
+                let runs_here = !fit_only || method.starts_with("fit") || method == "partial_fit";
+                if runs_here && !self.on_cluster(place, 0) {
                     return None;
                 }
                 // `fit` and `set_params` return the estimator itself: follow what becomes of it.
                 let returned = if matches!(method, "fit" | "partial_fit" | "set_params") {
                     match self.index.calls.get(&call.range()) {
                         Some(Occurrence { role: Role::Inert, .. }) => 0,
-                        Some(result) => self.value_runs(*result, depth)?,
+                        Some(result) => self.value_runs(*result, depth, fit_only)?,
                         None => return None,
                     }
                 } else {
                     0
                 };
-                Some(1 + returned)
+                Some(usize::from(runs_here) + returned)
             }
             Role::Argument(outer) => match self.receiver_kind(outer, place) {
                 Receiver::Harmless => Some(0),
                 Receiver::Runs => self.on_cluster(place, 0).then_some(1),
                 Receiver::Wraps if depth < MAX_FIT_FOLLOW_DEPTH => match self.index.calls.get(&outer.range()) {
-                    Some(wrapper) => self.value_runs(*wrapper, depth + 1),
+                    Some(wrapper) => self.value_runs(*wrapper, depth + 1, false),
                     None => None,
                 },
                 Receiver::Wraps | Receiver::Unknown => None,
@@ -176,7 +200,7 @@ impl<'a> Question<'_, '_, 'a> {
     }
 
     /// The uses of the value bound to `name` at `target` in `scope`, up to a rebinding.
-    fn binding_runs(&self, name: &str, scope: ScopeId, target: TextRange, depth: u32) -> Option<usize> {
+    fn binding_runs(&self, name: &str, scope: ScopeId, target: TextRange, depth: u32, fit_only: bool) -> Option<usize> {
         let model = self.resolver.model();
         let mut runs = 0;
         for occurrence in self.index.names.get(name).map_or(&[][..], Vec::as_slice) {
@@ -193,7 +217,7 @@ impl<'a> Question<'_, '_, 'a> {
             // whenever, so its use counts whichever binding it reads.
             let ours = place.scope != scope || bindings.iter().any(|binding| binding.range == target);
             if ours {
-                runs += self.value_runs(*occurrence, depth)?;
+                runs += self.value_runs(*occurrence, depth, fit_only)?;
             }
         }
         Some(runs)

@@ -6,6 +6,7 @@ use ruff_text_size::{Ranged, TextRange};
 use super::unbounded_joblib_parallel::Backend;
 use crate::checker::{Checker, call_argument, kwargs_splats};
 use crate::cli_option::{self, CliOption};
+use crate::cluster_fits::Work;
 use crate::libraries::{
     Booster, BoosterEntry, JoblibCall, booster_entry, is_joblib_estimator_library, is_query_call,
     is_thread_count_field, is_thread_count_keyword,
@@ -213,13 +214,11 @@ pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall, callee: 
 /// estimator fitted and used only there.
 fn runs_only_on_cluster<'a>(checker: &Checker<'_, 'a>, call: &'a ast::ExprCall, callee: Option<&str>) -> bool {
     let Some(callee) = callee.filter(|callee| is_joblib_estimator_library(callee)) else { return false };
-    let function =
-        callee.rsplit('.').next().is_some_and(|name| name.starts_with(|first: char| first.is_ascii_lowercase()));
     Checker::booster_of(Some(callee)).is_none()
         && checker
             .cluster_fits
             .as_ref()
-            .is_some_and(|fits| fits.runs_only_on_cluster(&checker.resolver, call, function))
+            .is_some_and(|fits| fits.runs_only_on_cluster(&checker.resolver, call, Work::of_callee(callee)))
 }
 
 /// `parser.add_argument("--n-jobs", default=-1)`: every run without the flag gets all cores.
