@@ -479,3 +479,26 @@ fn estimators_are_followed_to_cluster_blocks_within_their_limits() {
     let codes = lint_codes("rebound.py", text);
     assert!(codes.is_empty() || codes == ["CAP003"], "{codes:?}");
 }
+
+#[test]
+fn deep_nesting_below_the_limit_is_indexed_for_cluster_fits() {
+    // A file that enters a joblib context is indexed for CAP101's cluster backends: the index's walk
+    // takes code nested as deeply as the analysis does.
+    let header = format!("{HEADER}from joblib import parallel_backend\n");
+    let shapes: [(&str, &str, &str, usize); 7] = [
+        ("a.", "a", "", 2),
+        ("f(", "1", ")", 2),
+        ("[", "1", "]", 1),
+        ("(", "1", ")", 1),
+        ("{1: ", "1", "}", 3),
+        ("f(x, [", "1", "])", 5),
+        ("", "a", ".fit()", 4),
+    ];
+    for (open, middle, close, tokens) in shapes {
+        let depth = 9_000 / tokens;
+        let text = format!("{header}x = {}{middle}{}\nPool()\n", open.repeat(depth), close.repeat(depth));
+        assert_eq!(lint_codes("deep.py", text), ["CAP104"], "{open:?} {close:?} x {depth}");
+    }
+    let lambdas = format!("{header}x = {}1\nPool()\n", "lambda: ".repeat(4_500));
+    assert_eq!(lint_codes("lambdas.py", lambdas), ["CAP104"]);
+}
