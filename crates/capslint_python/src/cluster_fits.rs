@@ -540,3 +540,33 @@ impl<'a> Visitor<'a> for Builder<'_, '_, 'a> {
         self.visit_in_role(expr, Role::Escape);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_work_of_a_callee_follows_its_name() {
+        assert_eq!(Work::of_callee("sklearn.model_selection.cross_val_score"), Work::AtCall);
+        assert_eq!(Work::of_callee("sklearn.inspection.permutation_importance"), Work::AtCall);
+        assert_eq!(Work::of_callee("sklearn.ensemble.RandomForestClassifier"), Work::Estimator);
+        assert_eq!(Work::of_callee("sklearn.pipeline.Pipeline"), Work::Estimator);
+        assert_eq!(Work::of_callee("sklearn.model_selection.GridSearchCV"), Work::Search);
+        assert_eq!(Work::of_callee("skopt.BayesSearchCV"), Work::Search);
+    }
+
+    #[test]
+    fn backends_are_classified_by_name() {
+        for (name, backend) in [
+            ("dask", Backend::Cluster),
+            ("ray", Backend::Cluster),
+            ("spark", Backend::Cluster),
+            ("ipyparallel", Backend::Cluster),
+            ("loky", Backend::Process),
+            ("threading", Backend::Threads),
+            ("custom", Backend::Other),
+        ] {
+            assert_eq!(Backend::of_name(name), backend, "{name}");
+        }
+    }
+}
