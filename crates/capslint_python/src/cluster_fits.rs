@@ -122,11 +122,11 @@ pub enum Work {
 }
 
 impl Work {
-    /// The work of a callee, by its qualified name: a class (capitalised) builds an estimator, a search
-    /// when its name ends in `SearchCV`; anything else is a function.
+    /// The work of a callee, by its qualified name: a class (capitalised) or a factory (`make_union`)
+    /// builds an estimator, a search when its name ends in `SearchCV`; anything else is a function.
     pub fn of_callee(callee: &str) -> Work {
         let name = callee.rsplit('.').next().unwrap_or_default();
-        if !name.starts_with(|first: char| first.is_ascii_uppercase()) {
+        if !name.starts_with(|first: char| first.is_ascii_uppercase()) && !name.starts_with("make_") {
             Work::AtCall
         } else if name.ends_with("SearchCV") {
             Work::Search
@@ -551,6 +551,7 @@ mod tests {
         assert_eq!(Work::of_callee("sklearn.inspection.permutation_importance"), Work::AtCall);
         assert_eq!(Work::of_callee("sklearn.ensemble.RandomForestClassifier"), Work::Estimator);
         assert_eq!(Work::of_callee("sklearn.pipeline.Pipeline"), Work::Estimator);
+        assert_eq!(Work::of_callee("sklearn.pipeline.make_union"), Work::Estimator);
         assert_eq!(Work::of_callee("sklearn.model_selection.GridSearchCV"), Work::Search);
         assert_eq!(Work::of_callee("skopt.BayesSearchCV"), Work::Search);
     }
