@@ -6,8 +6,10 @@ use ruff_text_size::{Ranged, TextRange};
 use super::unbounded_joblib_parallel::Backend;
 use crate::checker::{Checker, call_argument, kwargs_splats};
 use crate::cli_option::{self, CliOption};
+use crate::cluster_fits::Work;
 use crate::libraries::{
-    Booster, BoosterEntry, JoblibCall, booster_entry, is_query_call, is_thread_count_field, is_thread_count_keyword,
+    Booster, BoosterEntry, JoblibCall, booster_entry, is_joblib_estimator_library, is_query_call,
+    is_thread_count_field, is_thread_count_keyword,
 };
 use crate::resolve::{Resolved, Unknown, Value};
 use capslint_diagnostics::diagnostic::Finding;
@@ -105,6 +107,7 @@ pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall, callee: 
         let resolved = checker.eval(&keyword.value);
         if let Some(value) = resolved.value.as_int().filter(|value| all_cores(*value, booster))
             && matches!(resolved.value, Value::Int(_))
+            && !(arg.as_str() == "n_jobs" && runs_only_on_cluster(checker, call, callee))
         {
             let display = checker.callee_display(call);
             report(
@@ -203,6 +206,19 @@ pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall, callee: 
             }
         }
     }
+}
+
+/// Whether `call` starts joblib work of a library that parallelises through joblib (scikit-learn and the
+/// like, not LightGBM's or XGBoost's OpenMP threads) that runs only inside joblib cluster-backend blocks,
+/// where its `n_jobs` counts the cluster's workers: a function called there (`cross_val_score`), or an
+/// estimator fitted and used only there.
+fn runs_only_on_cluster<'a>(checker: &Checker<'_, 'a>, call: &'a ast::ExprCall, callee: Option<&str>) -> bool {
+    let Some(callee) = callee.filter(|callee| is_joblib_estimator_library(callee)) else { return false };
+    Checker::booster_of(Some(callee)).is_none()
+        && checker
+            .cluster_fits
+            .as_ref()
+            .is_some_and(|fits| fits.runs_only_on_cluster(&checker.resolver, call, Work::of_callee(callee)))
 }
 
 /// `parser.add_argument("--n-jobs", default=-1)`: every run without the flag gets all cores.
