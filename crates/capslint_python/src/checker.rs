@@ -11,6 +11,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use std::cell::{OnceCell, RefCell};
 
 use super::arguments::{Argument, CallArguments};
+use super::cluster_fits::FitIndex;
 use super::joblib_contexts::ParallelContext;
 use super::libraries;
 use super::limits::{self, Cut, Limit};
@@ -47,6 +48,9 @@ pub struct Checker<'m, 'a> {
     pub assigned_call: Option<(TextRange, &'a str)>,
     /// What the fixes write as a thread count.
     pub fixes: super::fix_writer::FixWriter,
+    /// Where the module's estimators run, for a module that enters a joblib context (CAP101 asks whether
+    /// one runs only on a cluster backend).
+    pub cluster_fits: Option<FitIndex<'m, 'a>>,
     findings: Vec<Finding>,
     reported: FxHashSet<(Rule, TextRange)>,
     lines: OnceCell<LineIndex>,
@@ -84,6 +88,7 @@ impl<'m, 'a> Checker<'m, 'a> {
             functions: Vec::new(),
             assigned_call: None,
             fixes,
+            cluster_fits: None,
             findings: Vec::new(),
             reported: FxHashSet::default(),
             lines: OnceCell::new(),

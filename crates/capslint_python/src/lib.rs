@@ -7,6 +7,7 @@ mod arguments;
 mod budget;
 mod checker;
 mod cli_option;
+mod cluster_fits;
 mod env;
 mod fix_writer;
 mod ipython;
@@ -297,6 +298,10 @@ fn run_rules(
         checker.in_notebook(cells);
     }
     checker.distrusting(distrusted);
+    if rules.contains(Rule::NJobsAllCores) && (text.contains("parallel_backend") || text.contains("parallel_config")) {
+        let index = cluster_fits::FitIndex::build(&checker.resolver, body, !distrusted.is_empty(), &budget);
+        checker.cluster_fits = Some(index);
+    }
     if rules.iter().any(|rule| rule.family() == capslint_diagnostics::registry::Family::Manifest)
         && text.contains("pod_template_file")
     {

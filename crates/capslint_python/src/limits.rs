@@ -29,6 +29,21 @@ pub const MAX_ENV_SOURCE_NESTING: u32 = 6;
 /// How deeply nested dicts another module's summary keeps (`{"model": {"params": {"n_jobs": -1}}}`).
 pub const MAX_DICT_NESTING: u32 = 4;
 
+// Where an estimator with `n_jobs=-1` runs (`super::cluster_fits`): reaching one of these keeps the
+// finding, so none hides one and none is CAP003.
+
+/// How many uses (name loads, calls of a function) one question examines before it gives up, keeping
+/// the finding.
+pub const MAX_FIT_USES: usize = 64;
+
+/// How many names and wrappers one question follows the estimator through: the name it is bound to,
+/// aliases (`model = clf`, `model = clf.fit(X, y)`) and wrappers (`search = GridSearchCV(clf)`).
+pub const MAX_FIT_FOLLOW_DEPTH: u32 = 4;
+
+/// How many calls deep a use in a module-level function is followed to the block it is called in
+/// (`with parallel_backend("dask"): main()` where `main()` calls `train()`, which fits).
+pub const MAX_FIT_CALL_DEPTH: u32 = 2;
+
 /// A bound on how far resolution follows a value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Limit {

@@ -459,3 +459,70 @@ fn many_statements_and_many_findings() {
     assert_eq!(codes.len(), 50_000);
     assert!(codes.iter().all(|code| code == "CAP101"));
 }
+
+/// An estimator with `n_jobs=-1` built at the top of a file and run inside a `dask` block after `body`.
+fn cluster_fit(body: &str) -> String {
+    format!(
+        "from joblib import parallel_backend\nfrom sklearn.ensemble import RandomForestClassifier\n\
+         a0 = RandomForestClassifier(n_jobs=-1)\n{body}"
+    )
+}
+
+#[test]
+fn estimators_are_followed_to_cluster_blocks_within_their_limits() {
+    use capslint_python::limits::{MAX_FIT_CALL_DEPTH, MAX_FIT_FOLLOW_DEPTH, MAX_FIT_USES};
+    let quiet: [&str; 0] = [];
+    // A chain of aliases: followed through MAX_FIT_FOLLOW_DEPTH names, beyond which the finding stays.
+    for names in 1..=MAX_FIT_FOLLOW_DEPTH + 2 {
+        let aliases: String = (1..names).map(|name| format!("a{name} = a{}\n", name - 1)).collect();
+        let text = cluster_fit(&format!("{aliases}with parallel_backend(\"dask\"):\n    a{}.fit(X, y)\n", names - 1));
+        let expected: &[&str] = if names <= MAX_FIT_FOLLOW_DEPTH { &quiet } else { &["CAP101"] };
+        assert_eq!(lint_codes("aliases.py", text), expected, "{names} names");
+    }
+    // Uses of one name: MAX_FIT_USES examined with the construction, beyond which the finding stays.
+    for uses in [MAX_FIT_USES - 1, MAX_FIT_USES] {
+        let text = cluster_fit(&format!("with parallel_backend(\"dask\"):\n{}", "    a0.fit(X, y)\n".repeat(uses)));
+        let expected: &[&str] = if uses < MAX_FIT_USES { &quiet } else { &["CAP101"] };
+        assert_eq!(lint_codes("uses.py", text), expected, "{uses} uses");
+    }
+    // Functions between the block and the fit: MAX_FIT_CALL_DEPTH followed, beyond which the finding stays.
+    for depth in 1..=MAX_FIT_CALL_DEPTH + 2 {
+        let mut text = cluster_fit("def f1():\n    a0.fit(X, y)\n");
+        for level in 2..=depth {
+            text.push_str(&format!("def f{level}():\n    f{}()\n", level - 1));
+        }
+        text.push_str(&format!("with parallel_backend(\"dask\"):\n    f{depth}()\n"));
+        let expected: &[&str] = if depth <= MAX_FIT_CALL_DEPTH { &quiet } else { &["CAP101"] };
+        assert_eq!(lint_codes("calls.py", text), expected, "{depth} functions");
+    }
+    // Thousands of estimators bound to one name, each fitted in its own block: every question reads the
+    // name's loads once, within the file's budget or reported as beyond it, never a hang.
+    let text = cluster_fit(
+        &"a0 = RandomForestClassifier(n_jobs=-1)\nwith parallel_backend(\"dask\"):\n    a0.fit(X, y)\n".repeat(3_000),
+    );
+    let codes = lint_codes("rebound.py", text);
+    assert!(codes.is_empty() || codes == ["CAP003"], "{codes:?}");
+}
+
+#[test]
+fn deep_nesting_below_the_limit_is_indexed_for_cluster_fits() {
+    // A file that enters a joblib context is indexed for CAP101's cluster backends: the index's walk
+    // takes code nested as deeply as the analysis does.
+    let header = format!("{HEADER}from joblib import parallel_backend\n");
+    let shapes: [(&str, &str, &str, usize); 7] = [
+        ("a.", "a", "", 2),
+        ("f(", "1", ")", 2),
+        ("[", "1", "]", 1),
+        ("(", "1", ")", 1),
+        ("{1: ", "1", "}", 3),
+        ("f(x, [", "1", "])", 5),
+        ("", "a", ".fit()", 4),
+    ];
+    for (open, middle, close, tokens) in shapes {
+        let depth = 9_000 / tokens;
+        let text = format!("{header}x = {}{middle}{}\nPool()\n", open.repeat(depth), close.repeat(depth));
+        assert_eq!(lint_codes("deep.py", text), ["CAP104"], "{open:?} {close:?} x {depth}");
+    }
+    let lambdas = format!("{header}x = {}1\nPool()\n", "lambda: ".repeat(4_500));
+    assert_eq!(lint_codes("lambdas.py", lambdas), ["CAP104"]);
+}

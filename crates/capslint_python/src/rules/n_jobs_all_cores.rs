@@ -6,8 +6,10 @@ use ruff_text_size::{Ranged, TextRange};
 use super::unbounded_joblib_parallel::Backend;
 use crate::checker::{Checker, call_argument};
 use crate::cli_option::{self, CliOption};
+use crate::cluster_fits::Work;
 use crate::libraries::{
-    Booster, BoosterEntry, JoblibCall, booster_entry, is_query_call, is_thread_count_field, is_thread_count_keyword,
+    Booster, BoosterEntry, JoblibCall, booster_entry, is_joblib_estimator_library, is_query_call,
+    is_thread_count_field, is_thread_count_keyword,
 };
 use crate::paths::paths;
 use crate::resolve::{Resolved, Unknown, Value};
@@ -156,7 +158,9 @@ pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall, callee: 
                 checker.text(splat)
             ),
         };
-        if let Some((value, path)) = all_cores_path(&resolved, booster) {
+        if let Some((value, path)) = all_cores_path(&resolved, booster)
+            && !(arg == "n_jobs" && runs_only_on_cluster(checker, call, callee))
+        {
             let value_at = argument.expr().map(|(expr, _)| expr.range());
             let finding = all_cores_finding(checker, argument.range(), subject, value, booster, &path, value_at);
             let finding = checker.point_to_splat(finding, argument);
@@ -243,6 +247,19 @@ pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall, callee: 
             }
         }
     }
+}
+
+/// Whether `call` starts joblib work of a library that parallelises through joblib (scikit-learn and the
+/// like, not LightGBM's or XGBoost's OpenMP threads) that runs only inside joblib cluster-backend blocks,
+/// where its `n_jobs` counts the cluster's workers: a function called there (`cross_val_score`), or an
+/// estimator fitted and used only there.
+fn runs_only_on_cluster<'a>(checker: &Checker<'_, 'a>, call: &'a ast::ExprCall, callee: Option<&str>) -> bool {
+    let Some(callee) = callee.filter(|callee| is_joblib_estimator_library(callee)) else { return false };
+    Checker::booster_of(Some(callee)).is_none()
+        && checker
+            .cluster_fits
+            .as_ref()
+            .is_some_and(|fits| fits.runs_only_on_cluster(&checker.resolver, call, Work::of_callee(callee)))
 }
 
 /// `parser.add_argument("--n-jobs", default=-1)`: every run without the flag gets all cores.

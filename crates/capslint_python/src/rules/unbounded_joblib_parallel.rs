@@ -6,7 +6,7 @@ use ruff_python_ast as ast;
 use crate::arguments::{Argument, CallArguments};
 use crate::checker::{Checker, call_argument};
 pub use crate::joblib_contexts::{Backend, ParallelContext};
-use crate::libraries::{JOBLIB_CLUSTER_BACKENDS, JoblibCall, describe_counter};
+use crate::libraries::{JoblibCall, describe_counter};
 use crate::paths::paths;
 use crate::resolve::{Unknown, Value};
 use capslint_diagnostics::diagnostic::Finding;
@@ -36,12 +36,7 @@ pub fn enter_with_item<'a>(checker: &mut Checker<'_, 'a>, item: &'a ast::WithIte
 /// Classifies a backend argument.
 fn backend_of<'a>(checker: &Checker<'_, 'a>, expr: &'a ast::Expr) -> Backend {
     match checker.eval(expr).value {
-        Value::Str(name) => match name.as_str() {
-            "loky" | "multiprocessing" => Backend::Process,
-            "threading" | "sequential" => Backend::Threads,
-            name if JOBLIB_CLUSTER_BACKENDS.contains(&name) => Backend::Cluster,
-            _ => Backend::Other,
-        },
+        Value::Str(name) => Backend::of_name(&name),
         Value::None => Backend::Process,
         _ => Backend::Other,
     }
