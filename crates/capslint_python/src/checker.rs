@@ -10,6 +10,7 @@ use ruff_text_size::{Ranged, TextRange, TextSize};
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::cell::{OnceCell, RefCell};
 
+use super::arguments::{Argument, CallArguments};
 use super::cluster_fits::FitIndex;
 use super::joblib_contexts::ParallelContext;
 use super::libraries;
@@ -17,6 +18,7 @@ use super::limits::{self, Cut, Limit};
 use super::recovery::Distrusted;
 use super::resolve::{At, DictEntry, Resolved, Resolver, Site, Value};
 use super::semantic::{ScopeId, ScopeKind};
+use super::value::Alternative;
 use capslint_diagnostics::diagnostic::Finding;
 use capslint_diagnostics::registry::Rule;
 use capslint_diagnostics::selection::RuleSet;
@@ -63,6 +65,8 @@ pub struct Checker<'m, 'a> {
     /// CAP003 findings of values the rules needed that resolution stopped following at a limit, reported
     /// once the walk is done (resolution runs where the checker is shared).
     cut_findings: RefCell<Vec<Finding>>,
+    /// The arguments of the call the rules are checking, read once for all of them.
+    call_arguments: RefCell<Option<(TextRange, CallArguments<'a>)>>,
 }
 
 impl<'m, 'a> Checker<'m, 'a> {
@@ -93,6 +97,7 @@ impl<'m, 'a> Checker<'m, 'a> {
             pod_templates: None,
             distrusted: None,
             cut_findings: RefCell::default(),
+            call_arguments: RefCell::default(),
         }
     }
 
@@ -269,11 +274,67 @@ impl<'m, 'a> Checker<'m, 'a> {
     }
 }
 
+impl<'a> Checker<'_, 'a> {
+    /// The effective keyword arguments of `call`: written keywords and the entries of known splats
+    /// (a limit reached while resolving a splat is reported at it).
+    pub fn arguments(&self, call: &'a ast::ExprCall) -> CallArguments<'a> {
+        if let Some((range, arguments)) = &*self.call_arguments.borrow()
+            && *range == call.range()
+        {
+            return arguments.clone();
+        }
+        let arguments = CallArguments::read(call, self.at(call.range().start()), |splat| self.eval(splat).value);
+        *self.call_arguments.borrow_mut() = Some((call.range(), arguments.clone()));
+        arguments
+    }
+
+    /// Evaluates an argument where it is written (a keyword, a positional argument, a splatted entry).
+    /// A limit reached is reported at the value written in the call, or at the splatted entry.
+    pub fn eval_argument(&self, argument: &Argument<'a>) -> Resolved<'a> {
+        match (argument.splat, argument.expr()) {
+            (None, Some((expr, at))) => self.eval_at(expr, at),
+            _ => self.eval_entry(&argument.entry, argument.used_at()),
+        }
+    }
+
+    /// Labels the splat an argument came from, when it came from one and is reported at its entry.
+    #[must_use]
+    pub fn point_to_splat(&self, finding: Finding, argument: &Argument<'_>) -> Finding {
+        match argument.splat {
+            // A dict written in the splat shows where it goes.
+            Some(splat) if !splat.contains_range(finding.range) => {
+                self.point_to(finding, splat, &format!("`{}` is passed through this splat", argument.name()))
+            }
+            _ => finding,
+        }
+    }
+
+    /// Labels the path a finding is about, when the value differs by path and the path has a place of
+    /// its own (a branch, a default).
+    #[must_use]
+    pub fn point_to_path(&self, mut finding: Finding, path: &Alternative<'_>) -> Finding {
+        let Some(site) = path.site.clone() else { return finding };
+        let text = path.condition.as_deref().unwrap_or("on this branch");
+        match site {
+            // Within the finding's span: the label says when that path is taken.
+            Site::Here(range) if finding.range.contains_range(range) => {
+                if let Some(condition) = &path.condition {
+                    finding.label = format!("{} ({condition})", finding.label);
+                }
+                finding
+            }
+            // Already labelled (the node count a branch calls).
+            Site::Here(range) if finding.secondary.iter().any(|label| label.range == range) => finding,
+            site => self.point_to(finding, site, text),
+        }
+    }
+}
+
 /// Whether a value is unknown, or a dict with unknown parts: what a limit reached while resolving it
 /// may have hidden a finding in.
 fn is_incomplete(value: &Value<'_>) -> bool {
     match value {
-        Value::Unknown(_) => true,
+        Value::Unknown(_) | Value::OneOf(_) => super::paths::any_unknown(value),
         Value::Dict(dict) => dict.open,
         _ => false,
     }

@@ -3,6 +3,7 @@
 //! All code that touches ruff's AST lives in this crate, so a parser upgrade is one crate's diff. It
 //! knows no manifest: the pod-template facts of a DAG leave it as `capslint_pod_template` data.
 
+mod arguments;
 mod budget;
 mod checker;
 mod cli_option;
@@ -15,6 +16,7 @@ pub mod libraries;
 pub mod limits;
 mod lookup;
 pub mod notebook;
+mod paths;
 mod pod_templates;
 pub mod prefilter;
 mod prescan;

@@ -55,6 +55,9 @@ pub enum Limit {
     Alternatives,
     /// More than [`MAX_HOPS`] modules of the project passed through by one import (re-exports, base classes).
     ModuleHops,
+    /// More than [`MAX_ALTERNATIVES`] distinct values of one expression on different paths (branches,
+    /// bindings, defaults, and the combinations of operands that differ by path).
+    Paths,
     /// A module of the project larger than [`MAX_MODULE_BYTES`], not read.
     ModuleSize,
     /// A module of the project whose own analysis was refused or spent its work budget.
@@ -75,6 +78,9 @@ impl Limit {
             Limit::Depth => format!("the resolution depth limit ({MAX_DEPTH} nested definitions, merges or operands)"),
             Limit::Alternatives => {
                 format!("the limit of {MAX_ALTERNATIVES} definitions followed per name, all agreeing so far")
+            }
+            Limit::Paths => {
+                format!("the limit of {MAX_ALTERNATIVES} distinct values followed per expression on different paths")
             }
             Limit::ModuleHops => format!("the limit of {MAX_HOPS} modules followed per import"),
             Limit::ModuleSize => format!("the {} MiB limit on modules read for imports", MAX_MODULE_BYTES >> 20),
