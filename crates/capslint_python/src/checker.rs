@@ -13,12 +13,15 @@ use std::rc::Rc;
 
 use super::calls::FollowedCalls;
 
+use super::arguments::{Argument, CallArguments};
+use super::cluster_fits::FitIndex;
 use super::joblib_contexts::ParallelContext;
 use super::libraries;
 use super::limits::{self, Cut, Limit};
 use super::recovery::Distrusted;
 use super::resolve::{At, DictEntry, Resolved, Resolver, Site, Value};
 use super::semantic::{ScopeId, ScopeKind};
+use super::value::Alternative;
 use capslint_diagnostics::diagnostic::Finding;
 use capslint_diagnostics::registry::Rule;
 use capslint_diagnostics::selection::RuleSet;
@@ -48,6 +51,9 @@ pub struct Checker<'m, 'a> {
     pub assigned_call: Option<(TextRange, &'a str)>,
     /// What the fixes write as a thread count.
     pub fixes: super::fix_writer::FixWriter,
+    /// Where the module's estimators run, for a module that enters a joblib context (CAP101 asks whether
+    /// one runs only on a cluster backend); shared with the checkers of the bodies calls are followed into.
+    pub cluster_fits: Option<Rc<FitIndex<'m, 'a>>>,
     findings: Vec<Finding>,
     reported: FxHashSet<(Rule, TextRange)>,
     lines: OnceCell<LineIndex>,
@@ -67,6 +73,8 @@ pub struct Checker<'m, 'a> {
     /// Whether this checks a function's body for a call, whose findings are moved to the call: their
     /// labels stay spans, drawn or named once they are placed there.
     for_call: bool,
+    /// The arguments of the call the rules are checking, read once for all of them.
+    call_arguments: RefCell<Option<(TextRange, CallArguments<'a>)>>,
 }
 
 impl<'m, 'a> Checker<'m, 'a> {
@@ -88,6 +96,7 @@ impl<'m, 'a> Checker<'m, 'a> {
             functions: Vec::new(),
             assigned_call: None,
             fixes,
+            cluster_fits: None,
             findings: Vec::new(),
             reported: FxHashSet::default(),
             lines: OnceCell::new(),
@@ -98,6 +107,7 @@ impl<'m, 'a> Checker<'m, 'a> {
             cut_findings: RefCell::default(),
             followed: Rc::default(),
             for_call: false,
+            call_arguments: RefCell::default(),
         }
     }
 
@@ -118,6 +128,7 @@ impl<'m, 'a> Checker<'m, 'a> {
         checker.cells = self.cells;
         checker.distrusted = self.distrusted;
         checker.followed = Rc::clone(&self.followed);
+        checker.cluster_fits = self.cluster_fits.clone();
         checker.for_call = true;
         checker
     }
@@ -298,11 +309,67 @@ impl<'m, 'a> Checker<'m, 'a> {
     }
 }
 
+impl<'a> Checker<'_, 'a> {
+    /// The effective keyword arguments of `call`: written keywords and the entries of known splats
+    /// (a limit reached while resolving a splat is reported at it).
+    pub fn arguments(&self, call: &'a ast::ExprCall) -> CallArguments<'a> {
+        if let Some((range, arguments)) = &*self.call_arguments.borrow()
+            && *range == call.range()
+        {
+            return arguments.clone();
+        }
+        let arguments = CallArguments::read(call, self.at(call.range().start()), |splat| self.eval(splat).value);
+        *self.call_arguments.borrow_mut() = Some((call.range(), arguments.clone()));
+        arguments
+    }
+
+    /// Evaluates an argument where it is written (a keyword, a positional argument, a splatted entry).
+    /// A limit reached is reported at the value written in the call, or at the splatted entry.
+    pub fn eval_argument(&self, argument: &Argument<'a>) -> Resolved<'a> {
+        match (argument.splat, argument.expr()) {
+            (None, Some((expr, at))) => self.eval_at(expr, at),
+            _ => self.eval_entry(&argument.entry, argument.used_at()),
+        }
+    }
+
+    /// Labels the splat an argument came from, when it came from one and is reported at its entry.
+    #[must_use]
+    pub fn point_to_splat(&self, finding: Finding, argument: &Argument<'_>) -> Finding {
+        match argument.splat {
+            // A dict written in the splat shows where it goes.
+            Some(splat) if !splat.contains_range(finding.range) => {
+                self.point_to(finding, splat, &format!("`{}` is passed through this splat", argument.name()))
+            }
+            _ => finding,
+        }
+    }
+
+    /// Labels the path a finding is about, when the value differs by path and the path has a place of
+    /// its own (a branch, a default).
+    #[must_use]
+    pub fn point_to_path(&self, mut finding: Finding, path: &Alternative<'_>) -> Finding {
+        let Some(site) = path.site.clone() else { return finding };
+        let text = path.condition.as_deref().unwrap_or("on this branch");
+        match site {
+            // Within the finding's span: the label says when that path is taken.
+            Site::Here(range) if finding.range.contains_range(range) => {
+                if let Some(condition) = &path.condition {
+                    finding.label = format!("{} ({condition})", finding.label);
+                }
+                finding
+            }
+            // Already labelled (the node count a branch calls).
+            Site::Here(range) if finding.secondary.iter().any(|label| label.range == range) => finding,
+            site => self.point_to(finding, site, text),
+        }
+    }
+}
+
 /// Whether a value is unknown, or a dict with unknown parts: what a limit reached while resolving it
 /// may have hidden a finding in.
 fn is_incomplete(value: &Value<'_>) -> bool {
     match value {
-        Value::Unknown(_) => true,
+        Value::Unknown(_) | Value::OneOf(_) => super::paths::any_unknown(value),
         Value::Dict(dict) => dict.open,
         _ => false,
     }

@@ -1,7 +1,9 @@
 //! The joblib contexts enclosing the code being walked (`with parallel_config(...)`,
 //! `with parallel_backend(...)`, a cap helper): the backend they set and whether they cap each worker's
 //! threads. The checker keeps them, innermost last; CAP103 pushes and reads them, CAP101 asks about the
-//! backend.
+//! backend (and [`super::cluster_fits`] about the blocks an estimator runs in).
+
+use super::libraries::JOBLIB_CLUSTER_BACKENDS;
 
 /// How a joblib context manager configures the `Parallel` calls inside it.
 #[derive(Debug, Clone)]
@@ -24,4 +26,16 @@ pub enum Backend {
     Cluster,
     /// Something else (another registered backend, an expression).
     Other,
+}
+
+impl Backend {
+    /// The backend a joblib backend name selects (`"loky"`, `"dask"`, ...).
+    pub fn of_name(name: &str) -> Backend {
+        match name {
+            "loky" | "multiprocessing" => Backend::Process,
+            "threading" | "sequential" => Backend::Threads,
+            name if JOBLIB_CLUSTER_BACKENDS.contains(&name) => Backend::Cluster,
+            _ => Backend::Other,
+        }
+    }
 }

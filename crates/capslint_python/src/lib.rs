@@ -3,10 +3,12 @@
 //! All code that touches ruff's AST lives in this crate, so a parser upgrade is one crate's diff. It
 //! knows no manifest: the pod-template facts of a DAG leave it as `capslint_pod_template` data.
 
+mod arguments;
 mod budget;
 mod calls;
 mod checker;
 mod cli_option;
+mod cluster_fits;
 mod env;
 mod fix_writer;
 mod interprocedural;
@@ -16,6 +18,7 @@ pub mod libraries;
 pub mod limits;
 mod lookup;
 pub mod notebook;
+mod paths;
 mod pod_templates;
 pub mod prefilter;
 mod prescan;
@@ -297,6 +300,10 @@ fn run_rules(
         checker.in_notebook(cells);
     }
     checker.distrusting(distrusted);
+    if rules.contains(Rule::NJobsAllCores) && (text.contains("parallel_backend") || text.contains("parallel_config")) {
+        let index = cluster_fits::FitIndex::build(&checker.resolver, body, !distrusted.is_empty(), &budget);
+        checker.cluster_fits = Some(std::rc::Rc::new(index));
+    }
     if rules.iter().any(|rule| rule.family() == capslint_diagnostics::registry::Family::Manifest)
         && text.contains("pod_template_file")
     {

@@ -94,6 +94,16 @@ pub const POSITIONAL_PARALLELISM: &[(&str, usize)] = &[
     ("loky.ProcessPoolExecutor", 0),
 ];
 
+/// Libraries whose estimators parallelise through joblib (`n_jobs` is a joblib worker count), so a
+/// joblib cluster backend (`parallel_backend("dask")`) decides where their workers run. LightGBM's,
+/// XGBoost's and CatBoost's thread counts are OpenMP threads of this process: not among them.
+const JOBLIB_ESTIMATOR_LIBRARIES: &[&str] = &["sklearn", "imblearn", "skopt"];
+
+/// Whether a canonical name belongs to a library whose estimators parallelise through joblib.
+pub fn is_joblib_estimator_library(canonical_name: &str) -> bool {
+    canonical_name.split('.').next().is_some_and(|package| JOBLIB_ESTIMATOR_LIBRARIES.contains(&package))
+}
+
 /// Calls that only compute a number and start nothing, so `n_jobs=-1` there is harmless.
 pub fn is_query_call(canonical_name: &str) -> bool {
     let last = canonical_name.rsplit('.').next().unwrap_or(canonical_name);

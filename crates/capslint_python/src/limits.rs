@@ -36,6 +36,20 @@ pub const MAX_CALL_DEPTH: u32 = 3;
 /// How many calls of one function of the module are followed into its body, per file: the calls beyond
 /// them are not followed, and the first of them is reported as cut.
 pub const MAX_CALL_SITES: u32 = 256;
+// Where an estimator with `n_jobs=-1` runs (`super::cluster_fits`): reaching one of these keeps the
+// finding, so none hides one and none is CAP003.
+
+/// How many uses (name loads, calls of a function) one question examines before it gives up, keeping
+/// the finding.
+pub const MAX_FIT_USES: usize = 64;
+
+/// How many names and wrappers one question follows the estimator through: the name it is bound to,
+/// aliases (`model = clf`, `model = clf.fit(X, y)`) and wrappers (`search = GridSearchCV(clf)`).
+pub const MAX_FIT_FOLLOW_DEPTH: u32 = 4;
+
+/// How many calls deep a use in a module-level function is followed to the block it is called in
+/// (`with parallel_backend("dask"): main()` where `main()` calls `train()`, which fits).
+pub const MAX_FIT_CALL_DEPTH: u32 = 2;
 
 /// A bound on how far resolution follows a value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,6 +62,9 @@ pub enum Limit {
     Alternatives,
     /// More than [`MAX_HOPS`] modules of the project passed through by one import (re-exports, base classes).
     ModuleHops,
+    /// More than [`MAX_ALTERNATIVES`] distinct values of one expression on different paths (branches,
+    /// bindings, defaults, and the combinations of operands that differ by path).
+    Paths,
     /// A module of the project larger than [`MAX_MODULE_BYTES`], not read.
     ModuleSize,
     /// A module of the project whose own analysis was refused or spent its work budget.
@@ -72,6 +89,9 @@ impl Limit {
             Limit::Depth => format!("the resolution depth limit ({MAX_DEPTH} nested definitions, merges or operands)"),
             Limit::Alternatives => {
                 format!("the limit of {MAX_ALTERNATIVES} definitions followed per name, all agreeing so far")
+            }
+            Limit::Paths => {
+                format!("the limit of {MAX_ALTERNATIVES} distinct values followed per expression on different paths")
             }
             Limit::ModuleHops => format!("the limit of {MAX_HOPS} modules followed per import"),
             Limit::ModuleSize => format!("the {} MiB limit on modules read for imports", MAX_MODULE_BYTES >> 20),

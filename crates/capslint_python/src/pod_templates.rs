@@ -5,6 +5,7 @@
 use ruff_python_ast::{self as ast, Expr};
 use ruff_text_size::Ranged;
 
+use super::arguments::{Argument, CallArguments};
 use super::checker::{call_argument, kwargs_splats};
 use super::limits::{Cut, Limit, MAX_ENV_SOURCE_NESTING};
 use super::resolve::{At, DictEntry, Resolver, Value};
@@ -14,30 +15,37 @@ use capslint_pod_template::{EnvOverlay, OverlayValue, PodTemplateCall, Resources
 /// when it names one with a string (a literal or a constant). The checker calls this for every such call
 /// of its one walk of the module.
 pub fn template_call<'a>(resolver: &Resolver<'_, 'a>, call: &'a ast::ExprCall, at: At) -> Option<PodTemplateCall> {
-    let template = call_argument(call, "pod_template_file", None)?;
-    let Value::Str(template) = resolver.eval(template, at).value else { return None };
-    let text = |name: &str| match call_argument(call, name, None).map(|expr| resolver.eval(expr, at).value) {
+    // Keywords written in the call and the entries of the dicts it splats.
+    let arguments = CallArguments::read(call, at, |splat| resolver.eval(splat, at).value);
+    let template = arguments.keyword("pod_template_file")?;
+    let Value::Str(template) = resolver.eval_entry(&template.entry).value else { return None };
+    let text = |name: &str| match arguments.keyword(name).map(|argument| resolver.eval_entry(&argument.entry).value) {
         Some(Value::Str(text)) => Some(text),
         _ => None,
     };
-    let splat = kwargs_splats(call).next().is_some();
+    // An argument written in this file, as its expression and where to evaluate it.
+    let written = |name: &str| arguments.keyword(name).map(Argument::expr);
+    let splat = arguments.is_open();
     let mut overlay = PodTemplateCall {
         template,
         call: call.func.range(),
         task_id: text("task_id"),
-        resources: match call_argument(call, "container_resources", None) {
-            Some(resources) => overlay_resources(resolver, resources, at),
+        resources: match written("container_resources") {
+            Some(Some((resources, at))) => overlay_resources(resolver, resources, at),
+            Some(None) => Some(ResourcesOverlay::Unknown),
             None if splat => Some(ResourcesOverlay::Unknown),
             None => None,
         },
         env_open: splat,
-        command: call_argument(call, "cmds", None).and_then(|expr| strings(resolver, expr, at)),
-        args: call_argument(call, "arguments", None).and_then(|expr| strings(resolver, expr, at)),
+        command: written("cmds").flatten().and_then(|(expr, at)| strings(resolver, expr, at)),
+        args: written("arguments").flatten().and_then(|(expr, at)| strings(resolver, expr, at)),
         ..PodTemplateCall::default()
     };
     for name in ["env_vars", "pod_runtime_info_envs"] {
-        if let Some(env) = call_argument(call, name, None) {
-            overlay_env(resolver, env, at, &mut overlay);
+        match written(name) {
+            Some(Some((env, at))) => overlay_env(resolver, env, at, &mut overlay),
+            Some(None) => overlay.env_open = true,
+            None => {}
         }
     }
     Some(overlay)

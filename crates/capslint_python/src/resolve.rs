@@ -12,6 +12,7 @@ use super::budget::Budget;
 use super::calls::{Argument, CallFrames};
 use super::limits::{Cut, Limit, MAX_ALTERNATIVES, MAX_DEPTH};
 use super::lookup::ProjectLookup;
+use super::paths::{self, TooMany};
 pub use super::site::Site;
 pub use super::value::{At, CapNames, DictEntry, DictValue, EntryValue, Resolved, Unknown, Value};
 
@@ -481,15 +482,17 @@ impl<'m, 'a> Resolver<'m, 'a> {
             Expr::NoneLiteral(_) => Value::None,
             Expr::UnaryOp(unary) => {
                 let operand = self.eval_depth(&unary.operand, at, depth + 1);
-                let value = match (unary.op, &operand.value) {
-                    (UnaryOp::USub, Value::Int(value)) => {
-                        value.checked_neg().map_or(Value::Unknown(Unknown::Other), Value::Int)
-                    }
-                    (UnaryOp::USub, Value::Float(value)) => Value::Float(-value),
-                    (UnaryOp::UAdd, value @ (Value::Int(_) | Value::Float(_))) => value.clone(),
-                    _ => Value::Unknown(Unknown::Other),
-                };
-                return Resolved { value, binding: operand.binding };
+                return paths::map(operand, |operand| {
+                    let value = match (unary.op, &operand.value) {
+                        (UnaryOp::USub, Value::Int(value)) => {
+                            value.checked_neg().map_or(Value::Unknown(Unknown::Other), Value::Int)
+                        }
+                        (UnaryOp::USub, Value::Float(value)) => Value::Float(-value),
+                        (UnaryOp::UAdd, value @ (Value::Int(_) | Value::Float(_))) => value.clone(),
+                        _ => Value::Unknown(Unknown::Other),
+                    };
+                    Resolved { value, binding: operand.binding }
+                });
             }
             Expr::BinOp(binary) => return self.eval_binary(binary, at, depth),
             Expr::BoolOp(boolean) => {
@@ -507,11 +510,11 @@ impl<'m, 'a> Resolver<'m, 'a> {
             Expr::If(conditional) => {
                 let body = self.eval_depth(&conditional.body, at, depth + 1);
                 let orelse = self.eval_depth(&conditional.orelse, at, depth + 1);
-                return if same_value(&body.value, &orelse.value) {
-                    body
-                } else {
-                    Resolved::of(Value::Unknown(Unknown::Other))
-                };
+                let branches = [
+                    paths::alternative(body, Some(Site::Here(conditional.body.range())), None),
+                    paths::alternative(orelse, Some(Site::Here(conditional.orelse.range())), None),
+                ];
+                return self.paths_within_limit(paths::one_of(branches), expr.range());
             }
             Expr::Name(name) => {
                 // Memoised per use: a dict mutation that reads the dict (`p.update(p)`) is such a use.
@@ -638,19 +641,17 @@ impl<'m, 'a> Resolver<'m, 'a> {
     }
 
     fn eval_bindings(&self, name: &str, bindings: &[Binding<'a>], scope: ScopeId, at: At, depth: u32) -> Resolved<'a> {
-        let mut resolved: Option<Resolved<'a>> = None;
+        // One path per binding that reaches the use; bindings that agree are one value, as before.
+        let mut alternatives = Vec::new();
         for binding in bindings.iter().take(MAX_ALTERNATIVES) {
             let value = self.eval_binding(name, binding, scope, at, depth).through(binding.range);
-            match &resolved {
-                None => resolved = Some(value),
-                Some(previous) if same_value(&previous.value, &value.value) => {}
-                Some(_) => return Resolved::of(Value::Unknown(Unknown::Other)),
-            }
+            alternatives.push(paths::alternative(value, None, None));
         }
         if !self.within_alternatives(true, bindings.get(MAX_ALTERNATIVES).map(|binding| binding.range)) {
             return Resolved::of(Value::Unknown(Unknown::Other));
         }
-        resolved.unwrap_or_else(|| Resolved::of(Value::Unknown(Unknown::Other)))
+        let range = bindings.first().map_or(TextRange::empty(at.offset), |binding| binding.range);
+        self.paths_within_limit(paths::one_of(alternatives), range)
     }
 
     fn eval_binding(&self, name: &str, binding: &Binding<'a>, scope: ScopeId, use_at: At, depth: u32) -> Resolved<'a> {
@@ -850,8 +851,7 @@ impl<'m, 'a> Resolver<'m, 'a> {
             },
             "builtins.int" | "builtins.round" | "math.floor" | "math.ceil" | "math.trunc" | "builtins.abs" => {
                 return match first {
-                    Some(argument) => {
-                        let inner = self.eval_depth(argument, at, depth + 1);
+                    Some(argument) => paths::map(self.eval_depth(argument, at, depth + 1), |inner| {
                         let value = match inner.value {
                             Value::Str(text) => {
                                 text.trim().parse::<i64>().map_or(Value::Unknown(Unknown::Other), Value::Int)
@@ -861,7 +861,7 @@ impl<'m, 'a> Resolver<'m, 'a> {
                             other => other,
                         };
                         Resolved { value, binding: inner.binding }
-                    }
+                    }),
                     None => Resolved::of(Value::Int(0)),
                 };
             }
@@ -871,14 +871,13 @@ impl<'m, 'a> Resolver<'m, 'a> {
             }
             "builtins.str" => {
                 return match first {
-                    Some(argument) => {
-                        let inner = self.eval_depth(argument, at, depth + 1);
+                    Some(argument) => paths::map(self.eval_depth(argument, at, depth + 1), |inner| {
                         let value = match inner.value {
                             Value::Int(int) => Value::Str(int.to_string()),
                             other => other,
                         };
                         Resolved { value, binding: inner.binding }
-                    }
+                    }),
                     None => Resolved::of(Value::Str(String::new())),
                 };
             }
@@ -911,12 +910,23 @@ impl<'m, 'a> Resolver<'m, 'a> {
                 _ => Value::Unknown(Unknown::Other),
             },
             "os.getenv" | "os.environ.get" => {
-                match first.map(|argument| self.eval_depth(argument, at, depth + 1).value) {
-                    Some(Value::Str(variable)) => self.env_read(&variable),
-                    _ => Value::Unknown(Unknown::Other),
-                }
+                let Some(Value::Str(variable)) = first.map(|argument| self.eval_depth(argument, at, depth + 1).value)
+                else {
+                    return Resolved::of(Value::Unknown(Unknown::Other));
+                };
+                let read = self.env_read(&variable);
+                // A variable that is not a cap: whatever it holds, or the default when it is not set.
+                let default = arguments.args.get(1).or_else(|| arguments.find_keyword("default").map(|k| &k.value));
+                return match (read, default) {
+                    (unknown @ Value::Unknown(_), Some(default)) => {
+                        let condition = format!("the default when `{variable}` is not set");
+                        self.with_default(Resolved::of(unknown), default, &condition, at, depth)
+                    }
+                    (read, _) => Resolved::of(read),
+                };
             }
-            _ => Value::Unknown(Unknown::Other),
+            // A method of an imported object (`config.settings.get("n_jobs", -1)`).
+            _ => return self.eval_method_call(call, at, depth),
         };
         Resolved::of(value)
     }
@@ -933,7 +943,78 @@ impl<'m, 'a> Resolver<'m, 'a> {
                 return inner;
             }
         }
+        if let Expr::Attribute(attribute) = call.func.as_ref()
+            && attribute.attr.as_str() == "get"
+            && call.arguments.keywords.is_empty()
+            && let [key, rest @ ..] = &call.arguments.args[..]
+            && rest.len() <= 1
+        {
+            return self.eval_get(&attribute.value, key, rest.first(), at, depth);
+        }
         Resolved::of(Value::Unknown(Unknown::Other))
+    }
+
+    /// `mapping.get(key, default)`: the entry of a known closed dict holding the key; the default when it
+    /// lacks it; and the entry or the default when the dict is unknown or open (the entry is unknown then).
+    fn eval_get(
+        &self,
+        mapping: &'a Expr,
+        key: &'a Expr,
+        default: Option<&'a Expr>,
+        at: At,
+        depth: u32,
+    ) -> Resolved<'a> {
+        let unknown = Resolved::of(Value::Unknown(Unknown::Other));
+        let Value::Str(key) = self.eval_depth(key, at, depth + 1).value else { return unknown };
+        let container = self.eval_depth(mapping, at, depth + 1);
+        let condition = format!("the default when `{}` has no `{key}`", describe(mapping));
+        match &container.value {
+            Value::Dict(dict) => match dict.get(&key) {
+                Some(entry) if !dict.open => {
+                    let resolved = self.eval_entry_depth(entry, depth + 1);
+                    match container.binding {
+                        Some(binding) => resolved.through(binding),
+                        None => resolved,
+                    }
+                }
+                Some(_) => unknown,
+                None => match default {
+                    Some(default) if !dict.open => self.eval_depth(default, at, depth + 1),
+                    Some(default) => self.with_default(unknown, default, &condition, at, depth),
+                    None => unknown,
+                },
+            },
+            Value::Unknown(_) => match default {
+                Some(default) => self.with_default(unknown, default, &condition, at, depth),
+                None => unknown,
+            },
+            _ => unknown,
+        }
+    }
+
+    /// `value`, or `default` (evaluated at `at`) on the path where `condition` holds.
+    fn with_default(
+        &self,
+        value: Resolved<'a>,
+        default: &'a Expr,
+        condition: &str,
+        at: At,
+        depth: u32,
+    ) -> Resolved<'a> {
+        let default_value = self.eval_depth(default, at, depth + 1);
+        let alternatives = [
+            paths::alternative(value, None, None),
+            paths::alternative(default_value, Some(Site::Here(default.range())), Some(condition)),
+        ];
+        self.paths_within_limit(paths::one_of(alternatives), default.range())
+    }
+
+    /// The value of alternatives built at `range`; more than the limit is unknown, and a cut there.
+    fn paths_within_limit(&self, built: Result<Resolved<'a>, TooMany>, range: TextRange) -> Resolved<'a> {
+        built.unwrap_or_else(|TooMany| {
+            self.record(Cut::here(Limit::Paths, range));
+            Resolved::of(Value::Unknown(Unknown::Other))
+        })
     }
 
     fn qualified_name_of_call(&self, expr: &'a Expr, at: At) -> Option<String> {
@@ -949,6 +1030,13 @@ impl<'m, 'a> Resolver<'m, 'a> {
         }
         let values: Vec<Resolved<'a>> =
             call.arguments.args.iter().map(|argument| self.eval_depth(argument, at, depth + 1)).collect();
+        let combined =
+            paths::combine(&values, |units| self.spend(units, call.start()), |values| Self::min_max_of(values, is_min));
+        self.paths_within_limit(combined, call.range())
+    }
+
+    /// `min(...)` / `max(...)` of values that each have one value.
+    fn min_max_of(values: &[Resolved<'a>], is_min: bool) -> Resolved<'a> {
         let binding = values.iter().find_map(|value| value.binding.clone());
         let node =
             values.iter().find(|value| matches!(value.value, Value::NodeCpus { .. })).map(|value| value.value.clone());
@@ -987,6 +1075,16 @@ impl<'m, 'a> Resolver<'m, 'a> {
     fn eval_binary(&self, binary: &'a ast::ExprBinOp, at: At, depth: u32) -> Resolved<'a> {
         let left = self.eval_depth(&binary.left, at, depth + 1);
         let right = self.eval_depth(&binary.right, at, depth + 1);
+        let combined = paths::combine(
+            &[left, right],
+            |units| self.spend(units, binary.start()),
+            |operands| self.binary_of(binary, &operands[0], &operands[1], at),
+        );
+        self.paths_within_limit(combined, binary.range())
+    }
+
+    /// `left <op> right` of operands that each have one value.
+    fn binary_of(&self, binary: &ast::ExprBinOp, left: &Resolved<'a>, right: &Resolved<'a>, at: At) -> Resolved<'a> {
         let binding = left.binding.clone().or_else(|| right.binding.clone());
         let value = match (&left.value, &right.value) {
             (Value::Int(a), Value::Int(b)) => {
@@ -1034,17 +1132,18 @@ fn int_arithmetic(a: i64, op: Operator, b: i64) -> Option<i64> {
     }
 }
 
-/// Whether two resolved values are the same for the purposes of the rules.
-fn same_value(a: &Value<'_>, b: &Value<'_>) -> bool {
-    match (a, b) {
-        (Value::Int(a), Value::Int(b)) => a == b,
-        (Value::Str(a), Value::Str(b)) => a == b,
-        (Value::Bool(a), Value::Bool(b)) => a == b,
-        (Value::None, Value::None) | (Value::Capped, Value::Capped) => true,
-        (Value::NodeCpus { .. }, Value::NodeCpus { .. }) => true,
-        (Value::Strings(a), Value::Strings(b)) => a == b,
-        _ => false,
+/// A mapping as a label names it: `settings`, `self.config`, else "the mapping".
+fn describe(expr: &Expr) -> String {
+    fn dotted(expr: &Expr, depth: u32) -> Option<String> {
+        match expr {
+            Expr::Name(name) => Some(name.id.to_string()),
+            Expr::Attribute(attribute) if depth < 4 => {
+                Some(format!("{}.{}", dotted(&attribute.value, depth + 1)?, attribute.attr.as_str()))
+            }
+            _ => None,
+        }
     }
+    dotted(expr, 0).unwrap_or_else(|| "the mapping".to_string())
 }
 
 fn is_builtin(name: &str) -> bool {

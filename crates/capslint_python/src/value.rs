@@ -168,6 +168,10 @@ pub enum Value<'a> {
     },
     /// Bounded by the pod's CPU cap: a cap variable read, a configured helper, a quota-aware count.
     Capped,
+    /// Differs by path (`a if c else b`, a name bound differently on two branches, `m.get(k, default)`):
+    /// two to [`super::limits::MAX_ALTERNATIVES`] alternatives, none of them itself a `OneOf`, that differ
+    /// ([`super::paths`] builds and reads them).
+    OneOf(Rc<[Alternative<'a>]>),
     /// Not known statically.
     Unknown(Unknown),
 }
@@ -182,6 +186,18 @@ impl Value<'_> {
             _ => None,
         }
     }
+}
+
+/// The value on one path of a [`Value::OneOf`], and where and when that path takes it.
+#[derive(Debug, Clone)]
+pub struct Alternative<'a> {
+    /// The value on this path (never a `OneOf`) and the binding it came through.
+    pub resolved: Resolved<'a>,
+    /// Where this path's value is written (the branch, the binding, the default), for a label.
+    pub site: Option<Site>,
+    /// When this path is taken, for the label ("when `settings` has no `n_jobs`"); `None` for a branch
+    /// or binding, which the site shows.
+    pub condition: Option<Rc<str>>,
 }
 
 /// A resolved value and, when it came through a name, where that name was bound.

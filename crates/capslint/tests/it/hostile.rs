@@ -310,8 +310,10 @@ fn splat_and_mutation_chains_stay_small() {
         text.push_str(&format!("q{level} = ({p} | {p}) | dict({p}, **{p}) | {p}.copy()\n"));
     }
     text.push_str("lgb.train(q12, data)\n");
-    // Three levels of nesting per merge: q12 is beyond the resolution depth, which CAP003 says.
-    assert_eq!(lint_codes("merge.py", text), ["CAP003"]);
+    // Three levels of nesting per merge, but each level's `dict(q, **q)` splats the level before, and the
+    // rules read every call's splats: each level is resolved (and memoised) complete by its own use, so
+    // q12 is resolved in full, with its thread count.
+    assert_eq!(lint_codes("merge.py", text), Vec::<String>::new());
 
     // A dict that reads itself at every mutation: each use is resolved once.
     let mut text = String::from("import lightgbm as lgb\np = {'num_threads': 2}\n");
@@ -321,6 +323,28 @@ fn splat_and_mutation_chains_stay_small() {
     text.push_str("lgb.train(p, data)\n");
     // `p = p` 300 times is a chain of 300 definitions: beyond the resolution depth, which CAP003 says.
     assert_eq!(lint_codes("mutations.py", text), ["CAP003"]);
+}
+
+#[test]
+fn values_that_differ_by_path_stay_bounded() {
+    // Each level at least doubles the distinct values on its paths (2^40 without the bound): a conditional
+    // expression, a name bound differently on two branches, a `.get` default of an unknown mapping.
+    for (name, level) in [
+        ("conditional.py", "a{l} = a{p} + 1 if os.environ.get('F{l}') else a{p} * 3\n"),
+        ("bindings.py", "if os.environ.get('F{l}'):\n    a{l} = a{p} + 1\nelse:\n    a{l} = a{p} * 3\n"),
+        ("defaults.py", "a{l} = int(settings.get('k{l}', a{p} + 1)) if os.environ.get('F{l}') else a{p} * 3\n"),
+    ] {
+        let mut text = format!("{HEADER}from config import settings\na0 = 1\n");
+        for l in 1..=40 {
+            text.push_str(&level.replace("{l}", &l.to_string()).replace("{p}", &(l - 1).to_string()));
+        }
+        // a6 has more distinct values than are followed, a40 is beyond the resolution depth too: each is
+        // a value CAP104 needs, so each is CAP003; a2 has a few, none of them bad.
+        text.push_str("Pool(a40)\nPool(a6)\nPool(a2)\n");
+        let started = std::time::Instant::now();
+        assert_eq!(lint_codes(name, text), ["CAP003", "CAP003"], "{name}");
+        assert!(started.elapsed() < std::time::Duration::from_secs(20), "{name} took {:?}", started.elapsed());
+    }
 }
 
 #[test]
@@ -484,4 +508,71 @@ fn calls_followed_into_the_module_s_functions_stay_bounded() {
     let count = |wanted: &str| codes.iter().filter(|code| *code == wanted).count();
     assert_eq!(count("CAP101"), MAX_CALL_SITES as usize);
     assert_eq!(count("CAP003"), 1);
+}
+
+/// An estimator with `n_jobs=-1` built at the top of a file and run inside a `dask` block after `body`.
+fn cluster_fit(body: &str) -> String {
+    format!(
+        "from joblib import parallel_backend\nfrom sklearn.ensemble import RandomForestClassifier\n\
+         a0 = RandomForestClassifier(n_jobs=-1)\n{body}"
+    )
+}
+
+#[test]
+fn estimators_are_followed_to_cluster_blocks_within_their_limits() {
+    use capslint_python::limits::{MAX_FIT_CALL_DEPTH, MAX_FIT_FOLLOW_DEPTH, MAX_FIT_USES};
+    let quiet: [&str; 0] = [];
+    // A chain of aliases: followed through MAX_FIT_FOLLOW_DEPTH names, beyond which the finding stays.
+    for names in 1..=MAX_FIT_FOLLOW_DEPTH + 2 {
+        let aliases: String = (1..names).map(|name| format!("a{name} = a{}\n", name - 1)).collect();
+        let text = cluster_fit(&format!("{aliases}with parallel_backend(\"dask\"):\n    a{}.fit(X, y)\n", names - 1));
+        let expected: &[&str] = if names <= MAX_FIT_FOLLOW_DEPTH { &quiet } else { &["CAP101"] };
+        assert_eq!(lint_codes("aliases.py", text), expected, "{names} names");
+    }
+    // Uses of one name: MAX_FIT_USES examined with the construction, beyond which the finding stays.
+    for uses in [MAX_FIT_USES - 1, MAX_FIT_USES] {
+        let text = cluster_fit(&format!("with parallel_backend(\"dask\"):\n{}", "    a0.fit(X, y)\n".repeat(uses)));
+        let expected: &[&str] = if uses < MAX_FIT_USES { &quiet } else { &["CAP101"] };
+        assert_eq!(lint_codes("uses.py", text), expected, "{uses} uses");
+    }
+    // Functions between the block and the fit: MAX_FIT_CALL_DEPTH followed, beyond which the finding stays.
+    for depth in 1..=MAX_FIT_CALL_DEPTH + 2 {
+        let mut text = cluster_fit("def f1():\n    a0.fit(X, y)\n");
+        for level in 2..=depth {
+            text.push_str(&format!("def f{level}():\n    f{}()\n", level - 1));
+        }
+        text.push_str(&format!("with parallel_backend(\"dask\"):\n    f{depth}()\n"));
+        let expected: &[&str] = if depth <= MAX_FIT_CALL_DEPTH { &quiet } else { &["CAP101"] };
+        assert_eq!(lint_codes("calls.py", text), expected, "{depth} functions");
+    }
+    // Thousands of estimators bound to one name, each fitted in its own block: every question reads the
+    // name's loads once, within the file's budget or reported as beyond it, never a hang.
+    let text = cluster_fit(
+        &"a0 = RandomForestClassifier(n_jobs=-1)\nwith parallel_backend(\"dask\"):\n    a0.fit(X, y)\n".repeat(3_000),
+    );
+    let codes = lint_codes("rebound.py", text);
+    assert!(codes.is_empty() || codes == ["CAP003"], "{codes:?}");
+}
+
+#[test]
+fn deep_nesting_below_the_limit_is_indexed_for_cluster_fits() {
+    // A file that enters a joblib context is indexed for CAP101's cluster backends: the index's walk
+    // takes code nested as deeply as the analysis does.
+    let header = format!("{HEADER}from joblib import parallel_backend\n");
+    let shapes: [(&str, &str, &str, usize); 7] = [
+        ("a.", "a", "", 2),
+        ("f(", "1", ")", 2),
+        ("[", "1", "]", 1),
+        ("(", "1", ")", 1),
+        ("{1: ", "1", "}", 3),
+        ("f(x, [", "1", "])", 5),
+        ("", "a", ".fit()", 4),
+    ];
+    for (open, middle, close, tokens) in shapes {
+        let depth = 9_000 / tokens;
+        let text = format!("{header}x = {}{middle}{}\nPool()\n", open.repeat(depth), close.repeat(depth));
+        assert_eq!(lint_codes("deep.py", text), ["CAP104"], "{open:?} {close:?} x {depth}");
+    }
+    let lambdas = format!("{header}x = {}1\nPool()\n", "lambda: ".repeat(4_500));
+    assert_eq!(lint_codes("lambdas.py", lambdas), ["CAP104"]);
 }

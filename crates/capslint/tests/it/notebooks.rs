@@ -166,13 +166,15 @@ fn report_of(format: &str, paths: &[&str]) -> String {
 #[test]
 fn findings_match_the_markers_in_code_cells() {
     let mut checked = 0;
-    for name in ["train_churn.ipynb", "string_sources.ipynb", "features_v3.ipynb", "notes_no_code.ipynb"] {
+    for name in
+        ["train_churn.ipynb", "string_sources.ipynb", "features_v3.ipynb", "notes_no_code.ipynb", "cluster_fits.ipynb"]
+    {
         let path = format!("{FIXTURES}/{name}");
         let text = read(&path);
         assert_eq!(places(&lint_text(&path, &text)), expectations(&text), "{path}");
         checked += 1;
     }
-    assert_eq!(checked, 4);
+    assert_eq!(checked, 5);
 }
 
 #[test]
@@ -196,6 +198,27 @@ fn markdown_shell_and_magic_cells_never_fire() {
     assert!(found.iter().all(|(_, _, code)| code != "CAP001"), "{found:?}");
     // The `%%time` cell is checked, its body on the rows the cell shows.
     assert!(found.contains(&(10, 2, "CAP101".to_string())), "{found:?}");
+}
+
+#[test]
+fn an_estimator_fitted_only_on_a_cluster_backend_in_a_later_cell_is_silent() {
+    let build = "from joblib import parallel_backend\nfrom sklearn.ensemble import RandomForestClassifier\n\
+                 clf = RandomForestClassifier(n_jobs=-1)\n";
+    let on_dask = "with parallel_backend(\"dask\"):\n    clf.fit(X, y)\n";
+    let silent = notebook(&[("code", build), ("markdown", "Fit"), ("code", on_dask)]);
+    assert!(lint_text("dask.ipynb", &silent).is_empty());
+    // A line magic runs where it is written: a fit timed before the block runs on loky.
+    for timed in ["%time clf.fit(X, y)\n", "%timeit -n 1 clf.fit(X, y)\n", "score = %time clf.score(X, y)\n"] {
+        let loky_first = notebook(&[("code", build), ("code", timed), ("code", on_dask)]);
+        assert_eq!(places(&lint_text("timed.ipynb", &loky_first)), vec![(1, 3, "CAP101".to_string())], "{timed}");
+    }
+    // Inside the block, the same magic runs on the cluster.
+    let timed_inside =
+        notebook(&[("code", build), ("code", "with parallel_backend(\"dask\"):\n    %time clf.fit(X, y)\n")]);
+    assert!(lint_text("inside.ipynb", &timed_inside).is_empty());
+    // A cell magic's body is checked: `%%time` over the block is the block.
+    let cell_magic = notebook(&[("code", build), ("code", &format!("%%time\n{on_dask}"))]);
+    assert!(lint_text("cell.ipynb", &cell_magic).is_empty());
 }
 
 #[test]
@@ -461,7 +484,9 @@ fn baseline_fingerprints_survive_cells_added_above() {
 fn the_prefilter_is_exact_on_notebooks() {
     let with = settings(&Overrides::default());
     let without = settings(&Overrides { no_prefilter: true, ..Overrides::default() });
-    for name in ["train_churn.ipynb", "string_sources.ipynb", "notes_no_code.ipynb", "broken.ipynb"] {
+    for name in
+        ["train_churn.ipynb", "string_sources.ipynb", "notes_no_code.ipynb", "broken.ipynb", "cluster_fits.ipynb"]
+    {
         let path = format!("{FIXTURES}/{name}");
         let text = read(&path);
         let text = if name == "broken.ipynb" { text } else { without_markers(&text) };

@@ -320,7 +320,8 @@ fn owned<'a>(resolver: &Resolver<'_, 'a>, text: &str, value: &Value<'a>, nesting
         },
         Value::Dict(_) => Owned::Cut(Limit::DictNesting),
         Value::Unknown(Unknown::Cut(limit)) => Owned::Cut(*limit),
-        Value::Unknown(_) => return None,
+        // Values that differ by path are not kept across modules.
+        Value::OneOf(_) | Value::Unknown(_) => return None,
     })
 }
 

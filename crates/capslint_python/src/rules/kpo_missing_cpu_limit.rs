@@ -7,10 +7,11 @@
 use ruff_python_ast::{self as ast, Expr};
 use ruff_text_size::{Ranged, TextRange};
 
+use crate::arguments::{Argument, CallArguments};
 use crate::checker::{Checker, call_argument, kwargs_splats};
 use crate::libraries::is_pod_operator;
 use crate::limits::{Cut, Limit, MAX_ENV_SOURCE_NESTING};
-use crate::resolve::{At, DictEntry, Value};
+use crate::resolve::{At, Value};
 use capslint_diagnostics::diagnostic::Finding;
 use capslint_diagnostics::registry::Rule;
 
@@ -22,8 +23,8 @@ enum Presence {
     Unknown,
 }
 
-fn task_id<'a>(checker: &Checker<'_, 'a>, call: &'a ast::ExprCall) -> String {
-    match call_argument(call, "task_id", None).map(|expr| checker.eval(expr).value) {
+fn task_id<'a>(checker: &Checker<'_, 'a>, arguments: &CallArguments<'a>) -> String {
+    match arguments.keyword("task_id").map(|argument| checker.eval_argument(argument).value) {
         Some(Value::Str(task_id)) => format!(" `{task_id}`"),
         _ => String::new(),
     }
@@ -32,8 +33,17 @@ fn task_id<'a>(checker: &Checker<'_, 'a>, call: &'a ast::ExprCall) -> String {
 /// Whether the call passes `name`, or may through `default_args` dicts (and `partial(...)`), which can
 /// carry operator arguments for every task of a DAG: a quoted key anywhere in the module means the value
 /// may come from there.
-fn keyword_text(checker: &Checker<'_, '_>, call: &ast::ExprCall, name: &'static str) -> bool {
-    call.arguments.find_keyword(name).is_some() || checker.mentions_quoted_key(name)
+fn keyword_text(checker: &Checker<'_, '_>, arguments: &CallArguments<'_>, name: &'static str) -> bool {
+    arguments.keyword(name).is_some() || checker.mentions_quoted_key(name)
+}
+
+/// What an argument of the call tells through `presence` (which follows a value written in this file);
+/// an entry another module defines is not followed.
+fn argument_presence<'a>(argument: &Argument<'a>, presence: impl FnOnce(&'a Expr, At) -> Presence) -> Presence {
+    match argument.expr() {
+        Some((expr, at)) => presence(expr, at),
+        None => Presence::Unknown,
+    }
 }
 
 fn dict_key_presence<'a>(checker: &Checker<'_, 'a>, expr: &'a Expr, at: At, keys: &[&str]) -> Presence {
@@ -172,21 +182,6 @@ fn env_has_cpu_ref<'a>(checker: &Checker<'_, 'a>, expr: &'a Expr, at: At) -> Pre
     }
 }
 
-/// The entries of the call's `**` splats, when each is a dict written in this file that capslint sees
-/// whole (a module's dict, or the keywords a call of a factory passes to its `**kwargs`); `None` when one
-/// is not. No splat: no entries.
-fn known_splats<'a>(checker: &Checker<'_, 'a>, call: &'a ast::ExprCall) -> Option<Vec<DictEntry<'a>>> {
-    let mut entries = Vec::new();
-    for splat in kwargs_splats(call) {
-        let Value::Dict(dict) = checker.eval(splat).value else { return None };
-        if dict.open || dict.entries.iter().any(DictEntry::is_imported) {
-            return None;
-        }
-        entries.extend(dict.effective_entries().cloned());
-    }
-    Some(entries)
-}
-
 /// Checks one operator call.
 pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall, callee: Option<&str>) {
     let wants_limit = checker.enabled(Rule::KpoMissingCpuLimit);
@@ -194,27 +189,20 @@ pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall, callee: 
     if !(wants_limit || wants_ref) || !callee.is_some_and(is_pod_operator) {
         return;
     }
-    let at = checker.at(call.range().start());
-    let splatted = known_splats(checker, call);
-    let splat = splatted.is_none();
-    let splatted = splatted.unwrap_or_default();
-    // An argument passed by keyword, or as an entry of a splatted dict.
-    let argument = |name: &str| -> Option<(&'a Expr, At)> {
-        match call_argument(call, name, None) {
-            Some(expr) => Some((expr, at)),
-            None => splatted.iter().rev().find(|entry| entry.key == name).and_then(DictEntry::expr),
-        }
-    };
-    if ["pod_template_file", "pod_template_dict", "full_pod_spec"].iter().any(|name| argument(name).is_some()) {
+    // Keywords written in the call and the entries of the dicts it splats.
+    let arguments = checker.arguments(call);
+    if ["pod_template_file", "pod_template_dict", "full_pod_spec"].iter().any(|name| arguments.keyword(name).is_some())
+    {
         return;
     }
+    let splat = arguments.is_open();
     let display = checker.callee_display(call);
-    let task = task_id(checker, call);
+    let task = task_id(checker, &arguments);
 
     if wants_limit {
-        let presence = match argument("container_resources").or_else(|| argument("resources")) {
-            Some((resources, at)) => cpu_limit(checker, resources, at),
-            None if splat || keyword_text(checker, call, "container_resources") => Presence::Unknown,
+        let presence = match arguments.keyword("container_resources").or_else(|| arguments.keyword("resources")) {
+            Some(resources) => argument_presence(resources, |expr, at| cpu_limit(checker, expr, at)),
+            None if splat || keyword_text(checker, &arguments, "container_resources") => Presence::Unknown,
             None => Presence::Absent,
         };
         if presence == Presence::Absent || (presence == Presence::Unknown && checker.strict) {
@@ -241,11 +229,11 @@ pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall, callee: 
         }
     }
     if wants_ref {
-        let sources: Vec<(&Expr, At)> =
-            ["env_vars", "pod_runtime_info_envs"].iter().filter_map(|name| argument(name)).collect();
+        let sources: Vec<&Argument<'a>> =
+            ["env_vars", "pod_runtime_info_envs"].iter().filter_map(|name| arguments.keyword(name)).collect();
         let mut presence = Presence::Absent;
-        for (source, at) in sources {
-            match env_has_cpu_ref(checker, source, at) {
+        for source in sources {
+            match argument_presence(source, |expr, at| env_has_cpu_ref(checker, expr, at)) {
                 Presence::Present => {
                     presence = Presence::Present;
                     break;
@@ -256,8 +244,9 @@ pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall, callee: 
         }
         if presence == Presence::Absent
             && (splat
-                || keyword_text(checker, call, "env_vars") && argument("env_vars").is_none()
-                || keyword_text(checker, call, "pod_runtime_info_envs") && argument("pod_runtime_info_envs").is_none())
+                || keyword_text(checker, &arguments, "env_vars") && arguments.keyword("env_vars").is_none()
+                || keyword_text(checker, &arguments, "pod_runtime_info_envs")
+                    && arguments.keyword("pod_runtime_info_envs").is_none())
         {
             presence = Presence::Unknown;
         }

@@ -3,10 +3,11 @@
 use ruff_python_ast as ast;
 use ruff_text_size::{Ranged, TextRange};
 
-use crate::checker::{Checker, call_argument, kwargs_splats};
+use crate::checker::{Checker, call_argument};
 use crate::fix_writer::append_item;
 use crate::libraries::{Booster, BoosterEntry, booster_entry, is_thread_count_keyword};
-use crate::resolve::{DictValue, Site, Value};
+use crate::paths::paths;
+use crate::resolve::{DictValue, Resolved, Site, Value};
 use capslint_diagnostics::diagnostic::Finding;
 use capslint_diagnostics::fix::{Edit, Fix};
 use capslint_diagnostics::registry::Rule;
@@ -26,31 +27,36 @@ enum ThreadCount {
 /// What a params dict used at `used_at` says about the thread count.
 fn from_dict<'a>(dict: &DictValue<'a>, checker: &Checker<'_, 'a>, used_at: TextRange) -> ThreadCount {
     match dict.effective_entries().find(|entry| is_thread_count_keyword(&entry.key)) {
-        Some(entry) => match checker.eval_entry(entry, used_at).value {
+        Some(entry) => match may_be_none(&checker.eval_entry(entry, used_at)) {
             // An entry of a dict another module defines is reported at the use, with a label there.
-            Value::None if entry.is_imported() => ThreadCount::DefaultNone(None),
-            Value::None => ThreadCount::DefaultNone(Some(entry.range)),
-            _ => ThreadCount::Explicit,
+            true if entry.is_imported() => ThreadCount::DefaultNone(None),
+            true => ThreadCount::DefaultNone(Some(entry.range)),
+            false => ThreadCount::Explicit,
         },
         None if dict.open => ThreadCount::Unknown,
         None => ThreadCount::Missing,
     }
 }
 
+/// Whether a path of `value` is `None` (and none is the pod's cap).
+fn may_be_none(resolved: &Resolved<'_>) -> bool {
+    paths(resolved).iter().any(|path| matches!(path.resolved.value, Value::None))
+}
+
 fn from_keywords<'a>(checker: &Checker<'_, 'a>, call: &'a ast::ExprCall, booster: Booster) -> ThreadCount {
-    for keyword in &call.arguments.keywords {
-        if let Some(arg) = &keyword.arg
-            && is_thread_count_keyword(arg.as_str())
-        {
-            return match checker.eval(&keyword.value).value {
-                Value::None => ThreadCount::DefaultNone(Some(keyword.range())),
-                _ => ThreadCount::Explicit,
-            };
-        }
+    // Keywords written in the call and the entries of the dicts it splats.
+    let arguments = checker.arguments(call);
+    if let Some(argument) = arguments.keywords().find(|argument| is_thread_count_keyword(argument.name())) {
+        let range = (!argument.entry.is_imported()).then(|| argument.range());
+        return if may_be_none(&checker.eval_argument(argument)) {
+            ThreadCount::DefaultNone(range)
+        } else {
+            ThreadCount::Explicit
+        };
     }
-    let mut unknown = false;
+    let mut unknown = arguments.is_open();
     let params = (booster == Booster::CatBoost).then(|| call_argument(call, "params", None)).flatten();
-    for mapping in params.into_iter().chain(kwargs_splats(call)) {
+    if let Some(mapping) = params {
         match checker.eval(mapping).value {
             Value::Dict(dict) => match from_dict(&dict, checker, mapping.range()) {
                 ThreadCount::Missing => {}

@@ -4,12 +4,16 @@ use ruff_python_ast::{self as ast, Expr, Stmt};
 use ruff_text_size::{Ranged, TextRange};
 
 use super::unbounded_joblib_parallel::Backend;
-use crate::checker::{Checker, call_argument, kwargs_splats};
+use crate::checker::{Checker, call_argument};
 use crate::cli_option::{self, CliOption};
+use crate::cluster_fits::Work;
 use crate::libraries::{
-    Booster, BoosterEntry, JoblibCall, booster_entry, is_query_call, is_thread_count_field, is_thread_count_keyword,
+    Booster, BoosterEntry, JoblibCall, booster_entry, is_joblib_estimator_library, is_query_call,
+    is_thread_count_field, is_thread_count_keyword,
 };
+use crate::paths::paths;
 use crate::resolve::{Resolved, Unknown, Value};
+use crate::value::Alternative;
 use capslint_diagnostics::diagnostic::Finding;
 use capslint_diagnostics::fix::Fix;
 use capslint_diagnostics::registry::Rule;
@@ -32,17 +36,58 @@ fn meaning(value: i64, booster: Option<Booster>) -> String {
     }
 }
 
-/// Reports a value that means "all cores"; `value_at` is where the value is written, which the unsafe
-/// fix replaces with the configured thread count.
+/// The first path of `resolved` whose value is an int that means "all cores" for a call into `booster`,
+/// with that value.
+fn all_cores_path<'a>(resolved: &Resolved<'a>, booster: Option<Booster>) -> Option<(i64, Alternative<'a>)> {
+    paths(resolved).into_iter().find_map(|path| match path.resolved.value {
+        Value::Int(value) if all_cores(value, booster) => Some((value, path)),
+        _ => None,
+    })
+}
+
+/// The first path of `resolved` whose value is a negative int, with that value.
+fn negative_path<'a>(resolved: &Resolved<'a>) -> Option<(i64, Alternative<'a>)> {
+    paths(resolved).into_iter().find_map(|path| match path.resolved.value {
+        Value::Int(value) if value < 0 => Some((value, path)),
+        _ => None,
+    })
+}
+
+/// The first unknown path of `resolved`, when no path is known to mean "all cores".
+fn unknown_path(resolved: &Resolved<'_>) -> Option<Unknown> {
+    paths(resolved).into_iter().find_map(|path| match path.resolved.value {
+        Value::Unknown(unknown) => Some(unknown),
+        _ => None,
+    })
+}
+
+/// Reports a value that means "all cores" on `path`; `value_at` is where the value is written, which the
+/// unsafe fix replaces with the configured thread count (the path's own value when it has a place here).
 fn report(
     checker: &mut Checker<'_, '_>,
     range: TextRange,
     subject: String,
     value: i64,
     booster: Option<Booster>,
-    resolved: &Resolved<'_>,
+    path: &Alternative<'_>,
     value_at: Option<TextRange>,
 ) {
+    let finding = all_cores_finding(checker, range, subject, value, booster, path, value_at);
+    checker.report(finding);
+}
+
+/// The finding [`report`] reports.
+fn all_cores_finding(
+    checker: &Checker<'_, '_>,
+    range: TextRange,
+    subject: String,
+    value: i64,
+    booster: Option<Booster>,
+    path: &Alternative<'_>,
+    value_at: Option<TextRange>,
+) -> Finding {
+    let resolved = &path.resolved;
+    let value_at = path.site.as_ref().and_then(|site| site.here()).or(value_at);
     let mut finding = Finding::new(
         Rule::NJobsAllCores,
         range,
@@ -61,7 +106,7 @@ fn report(
     if let Some(binding) = resolved.binding.clone() {
         finding = checker.point_to(finding, binding, &format!("set to {value} here"));
     }
-    checker.report(finding);
+    checker.point_to_path(finding, path)
 }
 
 /// Under `--strict`: a thread count whose provenance capslint cannot trace, which may be all cores.
@@ -97,33 +142,35 @@ pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall, callee: 
         return;
     }
     let booster = Checker::booster_of(callee);
-    for keyword in &call.arguments.keywords {
-        let Some(arg) = &keyword.arg else { continue };
-        if !is_thread_count_keyword(arg.as_str()) {
+    let arguments = checker.arguments(call);
+    for argument in arguments.keywords() {
+        let arg = argument.name();
+        if !is_thread_count_keyword(arg) {
             continue;
         }
-        let resolved = checker.eval(&keyword.value);
-        if let Some(value) = resolved.value.as_int().filter(|value| all_cores(*value, booster))
-            && matches!(resolved.value, Value::Int(_))
+        let resolved = checker.eval_argument(argument);
+        let display = checker.callee_display(call);
+        let subject = match argument.splat {
+            None => format!("`{display}({arg}={})`", argument.value_text(checker.source)),
+            Some(splat) => format!(
+                "`{arg}={}` passed to `{display}` through `**{}`",
+                argument.value_text(checker.source),
+                checker.text(splat)
+            ),
+        };
+        if let Some((value, path)) = all_cores_path(&resolved, booster)
+            && !(arg == "n_jobs" && runs_only_on_cluster(checker, call, callee))
         {
-            let display = checker.callee_display(call);
-            report(
-                checker,
-                keyword.range(),
-                format!("`{display}({arg}={})`", checker.text(keyword.value.range())),
-                value,
-                booster,
-                &resolved,
-                Some(keyword.value.range()),
-            );
-        } else if let Value::Unknown(unknown) = resolved.value
+            let value_at = argument.expr().map(|(expr, _)| expr.range());
+            let finding = all_cores_finding(checker, argument.range(), subject, value, booster, &path, value_at);
+            let finding = checker.point_to_splat(finding, argument);
+            checker.report(finding);
+        } else if let Some(unknown) = unknown_path(&resolved)
             && checker.strict
             // joblib's own `n_jobs` of unknown provenance is CAP103's, in strict mode too.
             && callee.and_then(JoblibCall::from_name).is_none()
         {
-            let display = checker.callee_display(call);
-            let subject = format!("`{display}({arg}={})`", checker.text(keyword.value.range()));
-            report_unknown(checker, keyword.range(), &subject, unknown);
+            report_unknown(checker, argument.range(), &subject, unknown);
         }
     }
     // joblib also takes `n_jobs` by position: `Parallel(-1)`, `parallel_backend("loky", -1)`.
@@ -134,9 +181,7 @@ pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall, callee: 
     };
     if let Some(argument) = positional.filter(|argument| !argument.is_starred_expr()) {
         let resolved = checker.eval(argument);
-        if let Value::Int(value) = resolved.value
-            && value < 0
-        {
+        if let Some((value, path)) = negative_path(&resolved) {
             let display = checker.callee_display(call);
             report(
                 checker,
@@ -152,14 +197,14 @@ pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall, callee: 
                 ),
                 value,
                 None,
-                &resolved,
+                &path,
                 Some(argument.range()),
             );
         }
     }
     if callee == Some("joblib.parallel_backend")
-        && call_argument(call, "n_jobs", Some(1)).is_none()
-        && kwargs_splats(call).next().is_none()
+        && arguments.argument("n_jobs", Some(1)).is_none()
+        && !arguments.is_open()
     {
         let display = checker.callee_display(call);
         checker.report(
@@ -182,27 +227,39 @@ pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall, callee: 
             Some((_, BoosterEntry::Train)) => call_argument(call, "params", Some(0)),
             _ => call_argument(call, "params", None),
         };
-        for dict_expr in params.into_iter().chain(kwargs_splats(call)) {
-            let Value::Dict(dict) = checker.eval(dict_expr).value else { continue };
+        // Splatted dicts are keyword arguments, checked above.
+        if let Some(dict_expr) = params {
+            let Value::Dict(dict) = checker.eval(dict_expr).value else { return };
             for entry in dict.effective_entries() {
                 if !is_thread_count_keyword(&entry.key) {
                     continue;
                 }
                 let resolved = checker.eval_entry(entry, dict_expr.range());
-                if let Value::Int(value) = resolved.value
-                    && all_cores(value, booster)
-                {
+                if let Some((value, path)) = all_cores_path(&resolved, booster) {
                     let display = checker.callee_display(call);
                     let subject =
                         format!("`\"{}\": {}` passed to `{display}`", entry.key, entry.value_text(checker.source));
                     // An entry another module defines is reported where the dict is used, with a label there.
                     let range = if entry.is_imported() { dict_expr.range() } else { entry.range };
                     let value_at = entry.expr().map(|(expr, _)| expr.range());
-                    report(checker, range, subject, value, booster, &resolved, value_at);
+                    report(checker, range, subject, value, booster, &path, value_at);
                 }
             }
         }
     }
+}
+
+/// Whether `call` starts joblib work of a library that parallelises through joblib (scikit-learn and the
+/// like, not LightGBM's or XGBoost's OpenMP threads) that runs only inside joblib cluster-backend blocks,
+/// where its `n_jobs` counts the cluster's workers: a function called there (`cross_val_score`), or an
+/// estimator fitted and used only there.
+fn runs_only_on_cluster<'a>(checker: &Checker<'_, 'a>, call: &'a ast::ExprCall, callee: Option<&str>) -> bool {
+    let Some(callee) = callee.filter(|callee| is_joblib_estimator_library(callee)) else { return false };
+    Checker::booster_of(Some(callee)).is_none()
+        && checker
+            .cluster_fits
+            .as_ref()
+            .is_some_and(|fits| fits.runs_only_on_cluster(&checker.resolver, call, Work::of_callee(callee)))
 }
 
 /// `parser.add_argument("--n-jobs", default=-1)`: every run without the flag gets all cores.
@@ -212,17 +269,18 @@ pub fn cli_option<'a>(checker: &mut Checker<'_, 'a>, option: &CliOption<'a>) {
     }
     let Some(name) = option.name_matching(is_thread_count_keyword) else { return };
     let resolved = checker.eval(option.default);
-    let value = match &resolved.value {
-        Value::Int(value) => Some(*value),
-        Value::Str(text) if option.int_from_string => text.trim().parse::<i64>().ok(),
-        _ => None,
-    };
-    if let Some(value) = value
-        && value < 0
-    {
+    let negative = paths(&resolved).into_iter().find_map(|path| {
+        let value = match &path.resolved.value {
+            Value::Int(value) => Some(*value),
+            Value::Str(text) if option.int_from_string => text.trim().parse::<i64>().ok(),
+            _ => None,
+        };
+        value.filter(|value| *value < 0).map(|value| (value, path))
+    });
+    if let Some((value, path)) = negative {
         let subject =
             format!("the default `{}` of the command-line option `{name}`", checker.text(option.default.range()));
-        report(checker, option.range, subject, value, None, &resolved, Some(option.default.range()));
+        report(checker, option.range, subject, value, None, &path, Some(option.default.range()));
     }
 }
 
@@ -238,9 +296,7 @@ pub fn dict_literal<'a>(checker: &mut Checker<'_, 'a>, dict: &'a ast::ExprDict) 
             continue;
         }
         let resolved = checker.eval(&item.value);
-        if let Value::Int(value) = resolved.value
-            && value < 0
-        {
+        if let Some((value, path)) = negative_path(&resolved) {
             let range = TextRange::new(item.key.as_ref().map_or(item.value.start(), Ranged::start), item.value.end());
             report(
                 checker,
@@ -248,10 +304,10 @@ pub fn dict_literal<'a>(checker: &mut Checker<'_, 'a>, dict: &'a ast::ExprDict) 
                 format!("`\"{key}\": {}`", checker.text(item.value.range())),
                 value,
                 None,
-                &resolved,
+                &path,
                 Some(item.value.range()),
             );
-        } else if let Value::Unknown(unknown) = resolved.value
+        } else if let Some(unknown) = unknown_path(&resolved)
             && checker.strict
         {
             let range = TextRange::new(item.key.as_ref().map_or(item.value.start(), Ranged::start), item.value.end());
@@ -278,11 +334,9 @@ pub fn target_assignment<'a>(checker: &mut Checker<'_, 'a>, target: &'a Expr, va
         return;
     }
     let resolved = checker.eval(value);
-    if let Value::Int(number) = resolved.value
-        && number < 0
-    {
+    if let Some((number, path)) = negative_path(&resolved) {
         let range = TextRange::new(target.start(), value.end());
-        report(checker, range, format!("`{}`", checker.text(range)), number, None, &resolved, Some(value.range()));
+        report(checker, range, format!("`{}`", checker.text(range)), number, None, &path, Some(value.range()));
     }
 }
 
@@ -306,16 +360,14 @@ pub fn parameters<'a>(checker: &mut Checker<'_, 'a>, parameters: &'a ast::Parame
             _ => default,
         };
         let resolved = checker.eval(default);
-        if let Value::Int(value) = resolved.value
-            && value < 0
-        {
+        if let Some((value, path)) = negative_path(&resolved) {
             report(
                 checker,
                 parameter.range(),
                 format!("the default `{}`", checker.text(parameter.range())),
                 value,
                 None,
-                &resolved,
+                &path,
                 Some(default.range()),
             );
         }
@@ -342,12 +394,10 @@ pub fn class_body<'a>(checker: &mut Checker<'_, 'a>, body: &'a [Stmt]) {
             continue;
         }
         let resolved = checker.eval(value);
-        if let Value::Int(number) = resolved.value
-            && number < 0
-        {
+        if let Some((number, path)) = negative_path(&resolved) {
             let range = TextRange::new(stmt.start(), value.end());
             let subject = format!("the class default `{}`", checker.text(range));
-            report(checker, range, subject, number, None, &resolved, Some(value.range()));
+            report(checker, range, subject, number, None, &path, Some(value.range()));
         }
     }
 }

@@ -6,13 +6,15 @@
 use ruff_python_ast::{self as ast, Expr};
 use ruff_text_size::{Ranged, TextRange};
 
+use crate::arguments::Argument;
 use crate::checker::Checker;
 use crate::cli_option::CliOption;
 use crate::env::EnvWrite;
 use crate::libraries::{
     JoblibCall, PARALLELISM_KEYWORDS, POSITIONAL_PARALLELISM, PROCESS_POOLS, describe_counter, is_thread_count_keyword,
 };
-use crate::resolve::Value;
+use crate::paths::paths;
+use crate::resolve::{Resolved, Value};
 use capslint_diagnostics::diagnostic::Finding;
 use capslint_diagnostics::registry::Rule;
 
@@ -27,7 +29,23 @@ fn check_value<'a>(
     target: impl FnOnce(&Checker<'_, 'a>) -> String,
 ) {
     let resolved = checker.eval(value);
-    let Value::NodeCpus { call: counter, origin } = resolved.value else { return };
+    check_resolved(checker, range, &resolved, None, target);
+}
+
+/// Reports `resolved` when a path of it is a node CPU count (an argument passed through a splat labels
+/// the splat).
+fn check_resolved<'a>(
+    checker: &mut Checker<'_, 'a>,
+    range: TextRange,
+    resolved: &Resolved<'a>,
+    argument: Option<&Argument<'a>>,
+    target: impl FnOnce(&Checker<'_, 'a>) -> String,
+) {
+    let node = paths(resolved).into_iter().find_map(|path| match &path.resolved.value {
+        Value::NodeCpus { call, origin } => Some((*call, origin.clone(), path)),
+        _ => None,
+    });
+    let Some((counter, origin, path)) = node else { return };
     let target = target(checker);
     let mut finding = Finding::new(Rule::NodeCpuCount, range, {
         let (counter, what) = describe_counter(counter);
@@ -36,6 +54,10 @@ fn check_value<'a>(
     .label("node-wide CPU count")
     .help(HELP);
     finding = checker.point_to(finding, origin, "counts every CPU of the node");
+    finding = checker.point_to_path(finding, &path);
+    if let Some(argument) = argument {
+        finding = checker.point_to_splat(finding, argument);
+    }
     checker.report(finding);
 }
 
@@ -61,13 +83,13 @@ pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall, callee: 
     if !checker.enabled(Rule::NodeCpuCount) {
         return;
     }
-    for keyword in &call.arguments.keywords {
-        let Some(arg) = &keyword.arg else { continue };
-        let arg = arg.as_str();
+    for argument in checker.arguments(call).keywords() {
+        let arg = argument.name();
         if !PARALLELISM_KEYWORDS.contains(&arg) || covered_elsewhere(checker, callee, arg) {
             continue;
         }
-        check_value(checker, keyword.range(), &keyword.value, |checker| {
+        let resolved = checker.eval_argument(argument);
+        check_resolved(checker, argument.range(), &resolved, Some(argument), |checker| {
             format!("`{}({arg}=...)`", checker.callee_display(call))
         });
     }

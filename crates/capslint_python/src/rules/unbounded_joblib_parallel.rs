@@ -2,11 +2,12 @@
 //! workers without an inner thread cap (ADR-0096: `n_jobs x threads_per_process <= limit`).
 
 use ruff_python_ast as ast;
-use ruff_text_size::Ranged;
 
-use crate::checker::{Checker, call_argument, kwargs_splats};
+use crate::arguments::{Argument, CallArguments};
+use crate::checker::{Checker, call_argument};
 pub use crate::joblib_contexts::{Backend, ParallelContext};
-use crate::libraries::{JOBLIB_CLUSTER_BACKENDS, JoblibCall, describe_counter};
+use crate::libraries::{JoblibCall, describe_counter};
+use crate::paths::paths;
 use crate::resolve::{Unknown, Value};
 use capslint_diagnostics::diagnostic::Finding;
 use capslint_diagnostics::registry::Rule;
@@ -35,12 +36,7 @@ pub fn enter_with_item<'a>(checker: &mut Checker<'_, 'a>, item: &'a ast::WithIte
 /// Classifies a backend argument.
 fn backend_of<'a>(checker: &Checker<'_, 'a>, expr: &'a ast::Expr) -> Backend {
     match checker.eval(expr).value {
-        Value::Str(name) => match name.as_str() {
-            "loky" | "multiprocessing" => Backend::Process,
-            "threading" | "sequential" => Backend::Threads,
-            name if JOBLIB_CLUSTER_BACKENDS.contains(&name) => Backend::Cluster,
-            _ => Backend::Other,
-        },
+        Value::Str(name) => Backend::of_name(&name),
         Value::None => Backend::Process,
         _ => Backend::Other,
     }
@@ -93,18 +89,50 @@ pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall, callee: 
     }
     let Some(kind) = callee.and_then(JoblibCall::from_name) else { return };
     let (n_jobs_index, _) = positions(kind);
-    let Some(n_jobs) = call_argument(call, "n_jobs", Some(n_jobs_index)) else { return };
+    let arguments = checker.arguments(call);
+    let Some(n_jobs) = arguments.argument("n_jobs", Some(n_jobs_index)) else { return };
     let display = checker.callee_display(call);
-    let resolved = checker.eval(n_jobs);
-    let argument_range = call.arguments.find_keyword("n_jobs").map_or(n_jobs.range(), Ranged::range);
-    let finding = match resolved.value {
+    let resolved = checker.eval_argument(&n_jobs);
+    // The first path whose value is bad for this rule is reported, labelled.
+    for path in paths(&resolved) {
+        let Some(finding) = path_finding(checker, call, kind, &arguments, &n_jobs, &display, &path.resolved.value)
+        else {
+            continue;
+        };
+        let finding = finding.help(
+            "derive `n_jobs` from the pod's CPU limit and pair it with `inner_max_num_threads` in an enclosing \
+             `parallel_config(backend=\"loky\", inner_max_num_threads=...)` so that n_jobs x threads <= limit",
+        );
+        let finding = match path.resolved.binding.clone() {
+            Some(binding) => checker.point_to(finding, binding, "defined here"),
+            None => finding,
+        };
+        let finding = checker.point_to_path(finding, &path);
+        let finding = checker.point_to_splat(finding, &n_jobs);
+        checker.report(finding);
+        return;
+    }
+}
+
+/// The finding of one path's value of `n_jobs`, if that value is bad.
+fn path_finding<'a>(
+    checker: &Checker<'_, 'a>,
+    call: &'a ast::ExprCall,
+    kind: JoblibCall,
+    arguments: &CallArguments<'a>,
+    n_jobs: &Argument<'a>,
+    display: &str,
+    value: &Value<'a>,
+) -> Option<Finding> {
+    let argument_range = n_jobs.range();
+    Some(match value {
         Value::NodeCpus { call: counter, origin } => {
             let mut finding = Finding::new(Rule::UnboundedJoblibParallel, argument_range, {
                 let (counter, what) = describe_counter(counter);
                 format!("`{display}` sizes its workers from `{counter}`: {what}")
             })
             .label("one worker per node core");
-            finding = checker.point_to(finding, origin, "counts every CPU of the node");
+            finding = checker.point_to(finding, origin.clone(), "counts every CPU of the node");
             finding
         }
         Value::DataSize { origin } => {
@@ -114,17 +142,17 @@ pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall, callee: 
                 format!("`{display}` sizes its workers from the size of the data, unbounded by the pod's CPU limit"),
             )
             .label("one worker per item");
-            finding = checker.point_to(finding, origin, "grows with the data");
+            finding = checker.point_to(finding, origin.clone(), "grows with the data");
             finding
         }
-        Value::Int(1) | Value::Int(i64::MIN..=0) | Value::None => return,
-        ref count @ (Value::Int(_) | Value::Capped) => {
+        Value::Int(1) | Value::Int(i64::MIN..=0) | Value::None => return None,
+        count @ (Value::Int(_) | Value::Capped) => {
             let workers = match count {
                 Value::Int(value) => value.to_string(),
-                _ => format!("`{}`", checker.text(n_jobs.range())),
+                _ => format!("`{}`", n_jobs.value_text(checker.source)),
             };
             if backend(checker, call, kind) != Backend::Process || inner_capped(checker, call, kind) {
-                return;
+                return None;
             }
             Finding::new(
                 Rule::UnboundedJoblibParallel,
@@ -137,8 +165,8 @@ pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall, callee: 
             .label("process workers, each with uncapped threads")
         }
         Value::Unknown(Unknown::Parameter | Unknown::Other) if checker.strict => {
-            if kwargs_splats(call).next().is_some() && call.arguments.find_keyword("n_jobs").is_none() {
-                return;
+            if arguments.is_open() && arguments.keyword("n_jobs").is_none() {
+                return None;
             }
             Finding::new(
                 Rule::UnboundedJoblibParallel,
@@ -147,15 +175,6 @@ pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall, callee: 
             )
             .label("n_jobs of unknown provenance")
         }
-        _ => return,
-    };
-    let finding = finding.help(
-        "derive `n_jobs` from the pod's CPU limit and pair it with `inner_max_num_threads` in an enclosing \
-         `parallel_config(backend=\"loky\", inner_max_num_threads=...)` so that n_jobs x threads <= limit",
-    );
-    let finding = match resolved.binding {
-        Some(binding) => checker.point_to(finding, binding, "defined here"),
-        None => finding,
-    };
-    checker.report(finding);
+        _ => return None,
+    })
 }

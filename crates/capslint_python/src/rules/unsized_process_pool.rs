@@ -2,10 +2,11 @@
 //! node's CPUs.
 
 use ruff_python_ast as ast;
-use ruff_text_size::Ranged;
+use ruff_text_size::{Ranged, TextRange};
 
-use crate::checker::{Checker, call_argument, kwargs_splats};
+use crate::checker::Checker;
 use crate::libraries::{PROCESS_POOLS, describe_counter};
+use crate::paths::paths;
 use crate::resolve::Value;
 use capslint_diagnostics::diagnostic::Finding;
 use capslint_diagnostics::registry::Rule;
@@ -23,8 +24,9 @@ pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall, callee: 
     let help = format!(
         "pass `{keyword}=` derived from the pod's CPU limit, e.g. `{keyword}=int(os.environ[\"LOKY_MAX_CPU_COUNT\"])`"
     );
-    let Some(count) = call_argument(call, keyword, Some(index)) else {
-        if kwargs_splats(call).next().is_some() && !checker.strict {
+    let arguments = checker.arguments(call);
+    let Some(count) = arguments.argument(keyword, Some(index)) else {
+        if arguments.is_open() && !checker.strict {
             return;
         }
         checker.report(
@@ -40,9 +42,27 @@ pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall, callee: 
         );
         return;
     };
-    let range = call.arguments.find_keyword(keyword).map_or(count.range(), Ranged::range);
-    let resolved = checker.eval(count);
-    let finding = match resolved.value {
+    let range = count.range();
+    let resolved = checker.eval_argument(&count);
+    let bad = paths(&resolved).into_iter().find_map(|path| {
+        let finding = path_finding(checker, range, &display, keyword, &path.resolved.value)?;
+        Some(checker.point_to_path(finding, &path))
+    });
+    if let Some(finding) = bad {
+        let finding = checker.point_to_splat(finding, &count);
+        checker.report(finding.help(help));
+    }
+}
+
+/// The finding of one path's value of the worker count, if that value is bad.
+fn path_finding(
+    checker: &Checker<'_, '_>,
+    range: TextRange,
+    display: &str,
+    keyword: &str,
+    value: &Value<'_>,
+) -> Option<Finding> {
+    Some(match value {
         Value::None => Finding::new(
             Rule::UnsizedProcessPool,
             range,
@@ -55,7 +75,7 @@ pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall, callee: 
                 format!("`{display}` sizes its pool from `{counter}`: {what}")
             })
             .label("one process per node core");
-            checker.point_to(finding, origin, "counts every CPU of the node")
+            checker.point_to(finding, origin.clone(), "counts every CPU of the node")
         }
         Value::Unknown(_) if checker.strict => Finding::new(
             Rule::UnsizedProcessPool,
@@ -63,7 +83,6 @@ pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall, callee: 
             format!("`{display}` takes its worker count from a value capslint cannot see (strict mode)"),
         )
         .label("worker count of unknown provenance"),
-        _ => return,
-    };
-    checker.report(finding.help(help));
+        _ => return None,
+    })
 }
