@@ -9,6 +9,9 @@ use ruff_source_file::LineIndex;
 use ruff_text_size::{Ranged, TextRange, TextSize};
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::cell::{OnceCell, RefCell};
+use std::rc::Rc;
+
+use super::calls::FollowedCalls;
 
 use super::arguments::{Argument, CallArguments};
 use super::cluster_fits::FitIndex;
@@ -49,8 +52,8 @@ pub struct Checker<'m, 'a> {
     /// What the fixes write as a thread count.
     pub fixes: super::fix_writer::FixWriter,
     /// Where the module's estimators run, for a module that enters a joblib context (CAP101 asks whether
-    /// one runs only on a cluster backend).
-    pub cluster_fits: Option<FitIndex<'m, 'a>>,
+    /// one runs only on a cluster backend); shared with the checkers of the bodies calls are followed into.
+    pub cluster_fits: Option<Rc<FitIndex<'m, 'a>>>,
     findings: Vec<Finding>,
     reported: FxHashSet<(Rule, TextRange)>,
     lines: OnceCell<LineIndex>,
@@ -65,6 +68,11 @@ pub struct Checker<'m, 'a> {
     /// CAP003 findings of values the rules needed that resolution stopped following at a limit, reported
     /// once the walk is done (resolution runs where the checker is shared).
     cut_findings: RefCell<Vec<Finding>>,
+    /// The calls of the module's functions followed so far, shared with the checkers of their bodies.
+    pub(crate) followed: Rc<FollowedCalls>,
+    /// Whether this checks a function's body for a call, whose findings are moved to the call: their
+    /// labels stay spans, drawn or named once they are placed there.
+    for_call: bool,
     /// The arguments of the call the rules are checking, read once for all of them.
     call_arguments: RefCell<Option<(TextRange, CallArguments<'a>)>>,
 }
@@ -97,8 +105,32 @@ impl<'m, 'a> Checker<'m, 'a> {
             pod_templates: None,
             distrusted: None,
             cut_findings: RefCell::default(),
+            followed: Rc::default(),
+            for_call: false,
             call_arguments: RefCell::default(),
         }
+    }
+
+    /// A checker of the body of `function` (its own scope `scope`, its `def` in `def_scope`) for one call
+    /// of it, whose arguments `resolver` reads for its parameters: the same module, rules, fixes' writer,
+    /// notebook cells and distrusted statements. It is never strict: it reports only what the values
+    /// the call passes show.
+    pub fn for_call(
+        &self,
+        resolver: Resolver<'m, 'a>,
+        function: &'a ast::StmtFunctionDef,
+        scope: ScopeId,
+        def_scope: ScopeId,
+    ) -> Self {
+        let mut checker = Checker::new(resolver, self.rules, false, self.source, self.fixes.clone());
+        checker.scope = scope;
+        checker.functions.push((function.name.as_str(), def_scope));
+        checker.cells = self.cells;
+        checker.distrusted = self.distrusted;
+        checker.followed = Rc::clone(&self.followed);
+        checker.cluster_fits = self.cluster_fits.clone();
+        checker.for_call = true;
+        checker
     }
 
     /// Makes the walk skip the statements the parser did not recover cleanly from syntax errors.
@@ -222,6 +254,9 @@ impl<'m, 'a> Checker<'m, 'a> {
         };
         if finding.range.contains_range(related) {
             return finding;
+        }
+        if self.for_call {
+            return finding.secondary(related, text);
         }
         let (first, last) = if related.start() < finding.range.start() {
             (related.start(), finding.range.start())

@@ -5,11 +5,13 @@
 
 mod arguments;
 mod budget;
+mod calls;
 mod checker;
 mod cli_option;
 mod cluster_fits;
 mod env;
 mod fix_writer;
+mod interprocedural;
 mod ipython;
 mod joblib_contexts;
 pub mod libraries;
@@ -300,7 +302,7 @@ fn run_rules(
     checker.distrusting(distrusted);
     if rules.contains(Rule::NJobsAllCores) && (text.contains("parallel_backend") || text.contains("parallel_config")) {
         let index = cluster_fits::FitIndex::build(&checker.resolver, body, !distrusted.is_empty(), &budget);
-        checker.cluster_fits = Some(index);
+        checker.cluster_fits = Some(std::rc::Rc::new(index));
     }
     if rules.iter().any(|rule| rule.family() == capslint_diagnostics::registry::Family::Manifest)
         && text.contains("pod_template_file")

@@ -29,6 +29,13 @@ pub const MAX_ENV_SOURCE_NESTING: u32 = 6;
 /// How deeply nested dicts another module's summary keeps (`{"model": {"params": {"n_jobs": -1}}}`).
 pub const MAX_DICT_NESTING: u32 = 4;
 
+/// How many calls of this module's functions are followed one inside the other, from a call in the
+/// module's own code: a value passed down a longer chain of calls is cut there.
+pub const MAX_CALL_DEPTH: u32 = 3;
+
+/// How many calls of one function of the module are followed into its body, per file: the calls beyond
+/// them are not followed, and the first of them is reported as cut.
+pub const MAX_CALL_SITES: u32 = 256;
 // Where an estimator with `n_jobs=-1` runs (`super::cluster_fits`): reaching one of these keeps the
 // finding, so none hides one and none is CAP003.
 
@@ -67,6 +74,10 @@ pub enum Limit {
     /// More than [`MAX_ENV_SOURCE_NESTING`] nested levels of an environment variable's source (a pod
     /// operator's `env_vars`).
     EnvSourceNesting,
+    /// More than [`MAX_CALL_DEPTH`] calls of the module's functions, one inside the other.
+    CallDepth,
+    /// More than [`MAX_CALL_SITES`] calls of one function of the module followed into its body.
+    CallSites,
     /// The file's own work budget ([`super::budget`]), which reports the whole file instead.
     Budget,
 }
@@ -91,6 +102,10 @@ impl Limit {
                     "the limit of {MAX_ENV_SOURCE_NESTING} nested levels followed in an environment variable's source"
                 )
             }
+            Limit::CallDepth => {
+                format!("the limit of {MAX_CALL_DEPTH} nested calls followed into the module's functions")
+            }
+            Limit::CallSites => format!("the limit of {MAX_CALL_SITES} calls followed into one function per file"),
             Limit::Budget => "this file's work budget".to_string(),
         }
     }

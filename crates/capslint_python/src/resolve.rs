@@ -9,6 +9,7 @@ use ruff_text_size::{Ranged, TextRange, TextSize};
 use rustc_hash::FxHashMap;
 
 use super::budget::Budget;
+use super::calls::{Argument, CallFrames};
 use super::limits::{Cut, Limit, MAX_ALTERNATIVES, MAX_DEPTH};
 use super::lookup::ProjectLookup;
 use super::paths::{self, TooMany};
@@ -60,6 +61,8 @@ pub struct Resolver<'m, 'a> {
     /// The first limit that cut a result short since [`Resolver::watch`] started watching: a result
     /// computed while none did is complete.
     cut: RefCell<Option<Cut>>,
+    /// The parameters of the calls being followed into functions of this module, when there are any.
+    frames: Option<Rc<CallFrames<'a>>>,
 }
 
 impl<'m, 'a> Resolver<'m, 'a> {
@@ -73,7 +76,40 @@ impl<'m, 'a> Resolver<'m, 'a> {
             values: RefCell::default(),
             names: RefCell::default(),
             cut: RefCell::default(),
+            frames: None,
         }
+    }
+
+    /// A resolver of the same module, project and budget that reads the parameters `frames` binds from
+    /// the calls that bind them. Its memo starts empty: values computed under other bindings differ.
+    #[must_use]
+    pub fn with_frames(&self, frames: Rc<CallFrames<'a>>) -> Self {
+        Resolver {
+            model: self.model,
+            project: self.project,
+            caps: self.caps,
+            budget: self.budget,
+            values: RefCell::default(),
+            names: RefCell::default(),
+            cut: RefCell::default(),
+            frames: Some(frames),
+        }
+    }
+
+    /// The calls being followed, whose parameters this resolver reads; empty for the module's own walk.
+    pub fn frames(&self) -> Option<&Rc<CallFrames<'a>>> {
+        self.frames.as_ref()
+    }
+
+    /// Spends `units` of the file's budget on work at `offset` outside resolution (walking a function's
+    /// body again for a call); false once the budget is gone.
+    pub fn spend_walk(&self, units: u64, offset: TextSize) -> bool {
+        self.spend(units, offset)
+    }
+
+    /// What a followed call binds the parameter `name` of the function of `scope` to.
+    fn bound_argument(&self, scope: ScopeId, name: &str) -> Option<&Argument<'a>> {
+        self.frames.as_ref()?.get(scope, name)
     }
 
     /// Resolves imported names through the project's other modules.
@@ -197,12 +233,19 @@ impl<'m, 'a> Resolver<'m, 'a> {
                 break;
             };
             let [binding] = bindings else { break };
-            let BindingKind::Assign(value) = binding.kind else { break };
+            let next = match binding.kind {
+                BindingKind::Assign(value) => (value, At { scope, offset: binding.range.start() }),
+                BindingKind::Parameter => match self.bound_argument(scope, name.id.as_str()) {
+                    Some(Argument::Expr { expr, at, .. }) => (*expr, *at),
+                    _ => break,
+                },
+                _ => break,
+            };
             if hops == MAX_DEPTH {
                 self.record(Cut::here(Limit::Depth, name.range));
                 break;
             }
-            current = (value, At { scope, offset: binding.range.start() });
+            current = next;
         }
         current
     }
@@ -543,9 +586,10 @@ impl<'m, 'a> Resolver<'m, 'a> {
     fn eval_attribute(&self, attribute: &'a ast::ExprAttribute, at: At, depth: u32) -> Resolved<'a> {
         let unknown = Resolved::of(Value::Unknown(Unknown::Other));
         if let Expr::Name(base) = attribute.value.as_ref()
-            && let Some((_, [binding])) = self.model.reaching_bindings(base.id.as_str(), at.scope, at.offset)
+            && let Some((scope, [binding])) = self.model.reaching_bindings(base.id.as_str(), at.scope, at.offset)
         {
             match binding.kind {
+                BindingKind::Parameter => return self.instance_attribute(base, scope, attribute, depth),
                 BindingKind::Class(class) => {
                     let Some(class_scope) = self.model.scope_of_node(class.range.start()) else { return unknown };
                     let Some(bindings) = self.model.final_bindings(attribute.attr.as_str(), class_scope) else {
@@ -563,6 +607,36 @@ impl<'m, 'a> Resolver<'m, 'a> {
                 self.imported(&format!("{base}.{}", attribute.attr.as_str()), attribute.range.start())
             }
             _ => unknown,
+        }
+    }
+
+    /// `self.params` in a method of an instance the walk saw constructed (`Model(params).fit()`): the value
+    /// its `__init__` gives the attribute, with the constructor call's arguments.
+    fn instance_attribute(
+        &self,
+        base: &ast::ExprName,
+        scope: ScopeId,
+        attribute: &ast::ExprAttribute,
+        depth: u32,
+    ) -> Resolved<'a> {
+        let unknown = Resolved::of(Value::Unknown(Unknown::Other));
+        let Some(instance) = self.frames.as_ref().and_then(|frames| frames.instance(scope)) else { return unknown };
+        if instance.receiver != base.id.as_str() {
+            return unknown;
+        }
+        let Some(init) = self
+            .model
+            .final_bindings("__init__", self.model.parent(instance.init_scope).unwrap_or(scope))
+            .and_then(|bindings| match bindings {
+                [Binding { kind: BindingKind::Function(init), .. }] => Some(*init),
+                _ => None,
+            })
+        else {
+            return unknown;
+        };
+        match super::calls::instance_assignment(instance, attribute.attr.as_str(), init) {
+            Some((value, offset)) => self.eval_depth(value, At { scope: instance.init_scope, offset }, depth + 1),
+            None => unknown,
         }
     }
 
@@ -621,9 +695,28 @@ impl<'m, 'a> Resolver<'m, 'a> {
                     _ => Resolved::of(Value::Unknown(Unknown::Other)),
                 })
             }
-            BindingKind::Parameter => Resolved::of(Value::Unknown(Unknown::Parameter)),
+            BindingKind::Parameter => match self.bound_argument(scope, name) {
+                Some(argument) => self.eval_argument(argument, depth),
+                None => Resolved::of(Value::Unknown(Unknown::Parameter)),
+            },
             BindingKind::Import(index) => self.imported(self.model.import_name(index), binding.range.start()),
             _ => Resolved::of(Value::Unknown(Unknown::Other)),
+        }
+    }
+
+    /// The value a followed call gives a parameter: its argument (pointing at it when it is written
+    /// there), or the dict of its extra keywords for `**kwargs`.
+    fn eval_argument(&self, argument: &Argument<'a>, depth: u32) -> Resolved<'a> {
+        match argument {
+            Argument::Expr { expr, at, .. } => self.eval_depth(expr, *at, depth + 1).through(expr.range()),
+            Argument::Keywords { keywords, at } => {
+                let mut dict = DictValue::default();
+                for keyword in keywords {
+                    self.add_keywords(&mut dict, std::slice::from_ref(*keyword), *at, depth);
+                }
+                dict.dedup();
+                Resolved::of(Value::Dict(Rc::new(dict)))
+            }
         }
     }
 

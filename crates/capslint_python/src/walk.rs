@@ -45,6 +45,8 @@ impl<'a> Checker<'_, 'a> {
 
     fn check_call(&mut self, call: &'a ast::ExprCall) {
         if !Self::may_matter(call) {
+            // A call of a method of the enclosing class names no argument or callee the rules know.
+            super::interprocedural::call(self, call);
             return;
         }
         let callee = if self.may_be_known_callee(call) { self.callee(call) } else { None };
@@ -69,6 +71,7 @@ impl<'a> Checker<'_, 'a> {
         if let Some(write) = EnvWrite::from_call(self, call, callee) {
             self.check_env_write(&write);
         }
+        super::interprocedural::call(self, call);
     }
 
     fn check_env_write(&mut self, write: &EnvWrite<'a>) {

@@ -460,6 +460,56 @@ fn many_statements_and_many_findings() {
     assert!(codes.iter().all(|code| code == "CAP101"));
 }
 
+const FOREST: &str = "from sklearn.ensemble import RandomForestClassifier\n";
+
+#[test]
+fn calls_followed_into_the_module_s_functions_stay_bounded() {
+    use capslint_python::limits::MAX_CALL_SITES;
+
+    // Mutual recursion: a call of a function already followed is not followed again.
+    let text = format!(
+        "{FOREST}def ping(n):\n    RandomForestClassifier(n_jobs=n)\n    return pong(n)\n\n\
+         def pong(n):\n    return ping(n)\n\nping(-1)\npong(-1)\n"
+    );
+    assert_eq!(lint_codes("recursion.py", text), ["CAP101", "CAP101"]);
+
+    // A method that constructs its own class again and calls itself on the new instance.
+    let text = format!(
+        "{FOREST}class Node:\n    def __init__(self, n):\n        self.n = n\n\n    def grow(self):\n        \
+         RandomForestClassifier(n_jobs=self.n)\n        return Node(self.n).grow()\n\nNode(-1).grow()\n"
+    );
+    assert_eq!(lint_codes("instances.py", text), ["CAP101"]);
+
+    // A parameter passed down 50 functions: followed to the call depth limit, which CAP003 says for each
+    // call whose value the rule would have needed.
+    let mut text = String::from(FOREST);
+    for level in 0..50 {
+        text.push_str(&format!("def f{level}(n):\n    return f{}(n)\n", level + 1));
+    }
+    text.push_str("def f50(n):\n    return RandomForestClassifier(n_jobs=n)\n\nf0(-1)\nf0(2)\n");
+    assert_eq!(lint_codes("chain.py", text), ["CAP003", "CAP003"]);
+
+    // Each level calls the next ten times: no more calls are followed than the depth and the per-function
+    // limit allow.
+    let mut text = String::from(FOREST);
+    for level in 0..20 {
+        text.push_str(&format!("def g{level}(n):\n{}", format!("    g{}(n)\n", level + 1).repeat(10)));
+    }
+    text.push_str("def g20(n):\n    return RandomForestClassifier(n_jobs=n)\n\n");
+    text.push_str(&"g0(-1)\n".repeat(10));
+    let codes = lint_codes("fan_out.py", text);
+    assert!(codes.iter().all(|code| code == "CAP003") && (1..=10).contains(&codes.len()), "{codes:?}");
+
+    // One function called from 1,000 places: the calls beyond the per-function limit are not followed, and
+    // the first of them is CAP003.
+    let mut text = format!("{FOREST}def train(n):\n    return RandomForestClassifier(n_jobs=n)\n\n");
+    text.push_str(&"train(-1)\n".repeat(1_000));
+    let codes = lint_codes("many_calls.py", text);
+    let count = |wanted: &str| codes.iter().filter(|code| *code == wanted).count();
+    assert_eq!(count("CAP101"), MAX_CALL_SITES as usize);
+    assert_eq!(count("CAP003"), 1);
+}
+
 /// An estimator with `n_jobs=-1` built at the top of a file and run inside a `dask` block after `body`.
 fn cluster_fit(body: &str) -> String {
     format!(

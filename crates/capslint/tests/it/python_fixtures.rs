@@ -83,6 +83,20 @@ fn strict_mode_reports_unknown_provenance() {
 }
 
 #[test]
+fn strict_mode_keeps_the_function_s_own_finding_and_the_call_s() {
+    // The body's unknown count is strict mode's; the call's all-cores value is reported at the call in both
+    // modes; a call passing a cap adds nothing in either.
+    let text = "import os\nfrom sklearn.ensemble import RandomForestClassifier\n\nCAP = int(os.environ[\"OMP_NUM_THREADS\"])\n\n\
+                def train(X, y, jobs):\n    return RandomForestClassifier(n_jobs=jobs).fit(X, y)\n\n\
+                train(1, 2, -1)\ntrain(1, 2, CAP)\n";
+    let lenient = rows_and_codes(&lint_text("calls.py", text, &settings(&Overrides::default())));
+    assert_eq!(lenient, vec![(9, "CAP101".to_string())]);
+    let strict =
+        rows_and_codes(&lint_text("calls.py", text, &settings(&Overrides { strict: true, ..Overrides::default() })));
+    assert_eq!(strict, vec![(7, "CAP101".to_string()), (9, "CAP101".to_string())]);
+}
+
+#[test]
 fn strict_mode_names_unknown_pod_operator_arguments_as_unknown() {
     let text = "from airflow.providers.cncf.kubernetes.operators.pod import KubernetesPodOperator\n\n\
                 def task(resources, env):\n    \

@@ -9,7 +9,7 @@ use capslint_diagnostics::diagnostic::Diagnostic;
 use capslint_linter::lint::{self, Input};
 use capslint_python::ProjectIndex;
 use capslint_python::limits::{
-    MAX_ALTERNATIVES, MAX_DEPTH, MAX_DICT_NESTING, MAX_ENV_SOURCE_NESTING, MAX_HOPS, MAX_MODULE_BYTES,
+    MAX_ALTERNATIVES, MAX_CALL_DEPTH, MAX_DEPTH, MAX_DICT_NESTING, MAX_ENV_SOURCE_NESTING, MAX_HOPS, MAX_MODULE_BYTES,
 };
 use capslint_workspace::discover::FileKind;
 use capslint_workspace::settings::Overrides;
@@ -317,6 +317,18 @@ fn a_getter_with_many_returns_is_followed_to_the_alternatives_limit() {
             text.push_str(&format!("    if os.environ.get(\"BOOSTER_{branch}\"):\n        return lightgbm\n"));
         }
         text.push_str("    return lightgbm\n\n\nmodel = booster().LGBMClassifier(num_leaves=31)\n");
+        lint_chain(&text)
+    });
+}
+
+#[test]
+fn a_value_passed_down_calls_of_the_module_s_functions_is_followed_to_the_call_depth_limit() {
+    assert_cut_beyond(MAX_CALL_DEPTH as usize, &["CAP101"], "nested calls", |length| {
+        let mut text = String::from("from sklearn.ensemble import RandomForestClassifier\n\n");
+        for level in 1..length {
+            text.push_str(&format!("def f{level}(n):\n    return f{}(n)\n\n", level + 1));
+        }
+        text.push_str(&format!("def f{length}(n):\n    return RandomForestClassifier(n_jobs=n)\n\n\nf1(-1)\n"));
         lint_chain(&text)
     });
 }

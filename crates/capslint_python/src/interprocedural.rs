@@ -1,0 +1,372 @@
+//! Values through the module's own functions: a call of a function this module defines is followed into
+//! the function's body, its parameters bound to the call's arguments ([`super::calls`]). What the rules
+//! find there because of the call's values (and not in the body with its defaults alone) is reported at
+//! the call, with a label at the use inside the function; the body's own findings stay where they are, so
+//! a problem is reported once, and a call that passes bounded values reports nothing.
+//!
+//! Bounded: [`MAX_CALL_DEPTH`] calls followed one inside the other, [`MAX_CALL_SITES`] calls of one function
+//! per file, each body walked paying the file's budget, and a call of a function already being followed
+//! (recursion) not followed again. A limit reached on a call whose values may matter is CAP003 at the call.
+//! Only plain functions are followed: a decorated function (other than `staticmethod`, `classmethod` or a
+//! `functools.wraps`-style wrapper) may be called with anything.
+
+use ruff_python_ast::visitor::{self, Visitor};
+use ruff_python_ast::{self as ast, Expr};
+use ruff_text_size::{Ranged, TextRange};
+use rustc_hash::FxHashSet;
+
+use super::calls::{self, Argument, CallFrames, Instance, Site};
+use super::checker::Checker;
+use super::libraries;
+use super::limits::{Cut, Limit, MAX_CALL_DEPTH};
+use super::resolve::{At, Value};
+use super::semantic::{Binding, BindingKind, ScopeId, ScopeKind};
+use capslint_diagnostics::diagnostic::Finding;
+
+/// How many bytes of a function's body one unit of the file's budget pays for, each time the body is
+/// walked for a call.
+const WALK_BYTES_PER_STEP: u64 = 16;
+
+/// How many functions of the module the search for a relevant one passes through before it counts the
+/// function as relevant.
+const MAX_RELEVANCE_FUNCTIONS: usize = 64;
+
+/// The decorators that leave a function callable as written.
+const TRANSPARENT_DECORATORS: &[&str] = &["staticmethod", "classmethod", "wraps"];
+
+/// Follows `call` into the body of the function of this module it calls, when it does, and reports at
+/// the call what the call's values cause there.
+pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall) {
+    let Some(Callee { function, def_scope, receiver, constructor }) = callee(checker, call) else { return };
+    if !is_plain(function) {
+        return;
+    }
+    let model = checker.resolver.model();
+    let Some(scope) = model.scope_of_node(function.range.start()) else { return };
+    let frames = checker.resolver.frames().map(|frames| CallFrames::clone(frames)).unwrap_or_default();
+    if frames.follows(scope) {
+        return;
+    }
+    if !checker.followed.relevant(function, || is_relevant(checker, function)) {
+        return;
+    }
+    let def_at = At { scope: def_scope, offset: function.range.start() };
+    let arguments = calls::bind(function, def_at, call, checker.at(call.start()), receiver);
+    // The instance's `__init__`, bound by its constructor call, for what the method reads of `self`.
+    let mut instance_frames = frames.clone();
+    let mut passes_known = passes_known_value(checker, &arguments);
+    if let Some(constructor) = &constructor
+        && let Some(init_scope) = model.scope_of_node(constructor.init.range.start())
+        && !frames.follows(init_scope)
+        && let Some(receiver) = function.parameters.posonlyargs.iter().chain(&function.parameters.args).next()
+    {
+        let init_at = At { scope: def_scope, offset: constructor.init.range.start() };
+        let init_arguments = calls::bind(constructor.init, init_at, constructor.call, constructor.at, true);
+        passes_known |= passes_known_value(checker, &init_arguments);
+        instance_frames.bind(init_scope, init_arguments);
+        let instance = Instance { class: constructor.class, receiver: receiver.parameter.name.as_str(), init_scope };
+        instance_frames.set_instance(scope, instance);
+    }
+    if !passes_known {
+        return;
+    }
+    let depth = frames.depth();
+    if depth >= MAX_CALL_DEPTH as usize {
+        checker.note_cut(Some(Cut::here(Limit::CallDepth, call.range())), true, call.range());
+        return;
+    }
+    match checker.followed.take_site(function) {
+        Site::Followed => {}
+        // Once per function: every later call is cut by the same limit.
+        Site::FirstBeyond => {
+            checker.note_cut(Some(Cut::here(Limit::CallSites, call.func.range())), true, call.range());
+            return;
+        }
+        Site::Beyond => return,
+    }
+    let units = u64::from(function.range.len().to_u32()) / WALK_BYTES_PER_STEP + 1;
+    if !checker.resolver.spend_walk(units, call.start()) {
+        return;
+    }
+    let body = Body { function, scope, def_scope };
+    let baseline = checker.followed.baseline(function, depth, || {
+        body.walk(checker, &frames, calls::defaults(function, def_at))
+            .into_iter()
+            .map(|finding| (finding.rule, finding.range))
+            .collect()
+    });
+    for finding in body.walk(checker, &instance_frames, arguments) {
+        if !baseline.contains(&(finding.rule, finding.range)) {
+            let constructor = constructor.as_ref().map(|constructor| constructor.call);
+            let moved = rehome(checker, finding, call, constructor, function.name.as_str());
+            checker.report(moved);
+        }
+    }
+}
+
+/// The function of this module a call calls.
+struct Callee<'a> {
+    function: &'a ast::StmtFunctionDef,
+    /// The scope its `def` is in.
+    def_scope: ScopeId,
+    /// Whether the call passes the first parameter as its receiver (`self.fit(...)`).
+    receiver: bool,
+    /// For a method called on an instance the walk saw constructed, the constructor call.
+    constructor: Option<Constructor<'a>>,
+}
+
+/// The call that constructed the instance a method is called on (`Model(params)` of
+/// `Model(params).fit()`, or of `model = Model(params)` then `model.fit()`).
+struct Constructor<'a> {
+    class: &'a ast::StmtClassDef,
+    /// The class's own `__init__`.
+    init: &'a ast::StmtFunctionDef,
+    call: &'a ast::ExprCall,
+    /// Where the constructor call is evaluated.
+    at: At,
+}
+
+/// A method called on an instance of a class of this module that the walk sees constructed, directly
+/// (`Model(params).fit()`) or through the one definition of a name (`model = Model(params)`): the
+/// method, with its constructor. Only a plain method of a class with a plain `__init__` of its own.
+fn constructed<'a>(checker: &Checker<'_, 'a>, attribute: &'a ast::ExprAttribute) -> Option<Callee<'a>> {
+    let model = checker.resolver.model();
+    // A limit reached here only means the method is not followed: the rules report what they need.
+    let at = checker.at(attribute.start());
+    let ((value, at), _) = checker.resolver.watch(|| checker.resolver.definition(&attribute.value, at));
+    let Expr::Call(call) = value else { return None };
+    let Expr::Name(class_name) = call.func.as_ref() else { return None };
+    let (_, [Binding { kind: BindingKind::Class(class), .. }]) =
+        model.reaching_bindings(class_name.id.as_str(), at.scope, at.offset)?
+    else {
+        return None;
+    };
+    let class_scope = model.scope_of_node(class.range.start())?;
+    let method_of = |name: &str| match model.final_bindings(name, class_scope)? {
+        [Binding { kind: BindingKind::Function(function), .. }] if function.decorator_list.is_empty() => {
+            Some(*function)
+        }
+        _ => None,
+    };
+    let function = method_of(attribute.attr.as_str())?;
+    let init = method_of("__init__")?;
+    Some(Callee {
+        function,
+        def_scope: class_scope,
+        receiver: true,
+        constructor: Some(Constructor { class, init, call, at }),
+    })
+}
+
+/// The function of this module `call` calls: a function by its name (`train(...)`), or a method of the
+/// enclosing class through the method's own receiver (`self.fit(...)`, `cls.build(...)`), which the
+/// class defines once.
+fn callee<'a>(checker: &Checker<'_, 'a>, call: &'a ast::ExprCall) -> Option<Callee<'a>> {
+    let model = checker.resolver.model();
+    match call.func.as_ref() {
+        Expr::Name(name) => {
+            let (def_scope, [Binding { kind: BindingKind::Function(function), .. }]) =
+                model.reaching_bindings(name.id.as_str(), checker.scope, call.start())?
+            else {
+                return None;
+            };
+            Some(Callee { function, def_scope, receiver: false, constructor: None })
+        }
+        Expr::Attribute(attribute) => {
+            let Expr::Name(base) = attribute.value.as_ref() else { return constructed(checker, attribute) };
+            if !matches!(base.id.as_str(), "self" | "cls") {
+                return constructed(checker, attribute);
+            }
+            let (method_scope, [Binding { kind: BindingKind::Parameter, .. }]) =
+                model.reaching_bindings(base.id.as_str(), checker.scope, call.start())?
+            else {
+                return None;
+            };
+            let class_scope = model.parent(method_scope)?;
+            if model.scope_kind(method_scope) != ScopeKind::Function
+                || model.scope_kind(class_scope) != ScopeKind::Class
+            {
+                return None;
+            }
+            let [Binding { kind: BindingKind::Function(function), .. }] =
+                model.final_bindings(attribute.attr.as_str(), class_scope)?
+            else {
+                return None;
+            };
+            let receiver = !has_decorator(function, "staticmethod");
+            Some(Callee { function, def_scope: class_scope, receiver, constructor: None })
+        }
+        _ => None,
+    }
+}
+
+/// Whether `function` is decorated with `name` (`@staticmethod`).
+fn has_decorator(function: &ast::StmtFunctionDef, name: &str) -> bool {
+    function
+        .decorator_list
+        .iter()
+        .any(|decorator| matches!(&decorator.expression, Expr::Name(decorator) if decorator.id.as_str() == name))
+}
+
+/// A function whose body is walked for a call.
+struct Body<'a> {
+    function: &'a ast::StmtFunctionDef,
+    scope: ScopeId,
+    def_scope: ScopeId,
+}
+
+impl<'a> Body<'a> {
+    /// The findings of the body with the parameters bound to `arguments`, inside the calls of `frames`.
+    fn walk(
+        &self,
+        checker: &Checker<'_, 'a>,
+        frames: &CallFrames<'a>,
+        arguments: Vec<(String, Argument<'a>)>,
+    ) -> Vec<Finding> {
+        let resolver = checker.resolver.with_frames(frames.with_call(self.scope, arguments));
+        let mut body = checker.for_call(resolver, self.function, self.scope, self.def_scope);
+        body.visit_body(&self.function.body);
+        body.into_parts().0
+    }
+}
+
+/// Whether the function is called as written: no decorator but the ones that keep it so.
+fn is_plain(function: &ast::StmtFunctionDef) -> bool {
+    function.decorator_list.iter().all(|decorator| {
+        let expr = match &decorator.expression {
+            Expr::Call(call) => call.func.as_ref(),
+            expr => expr,
+        };
+        let last = match expr {
+            Expr::Name(name) => name.id.as_str(),
+            Expr::Attribute(attribute) => attribute.attr.as_str(),
+            _ => return false,
+        };
+        TRANSPARENT_DECORATORS.contains(&last)
+    })
+}
+
+/// Whether the call passes a value capslint knows (a constant, a dict, a node count, a cap...) or keywords
+/// that `**kwargs` collects: otherwise the body sees what it sees without the call.
+fn passes_known_value<'a>(checker: &Checker<'_, 'a>, arguments: &[(String, Argument<'a>)]) -> bool {
+    arguments.iter().any(|(_, argument)| match argument {
+        Argument::Expr { expr, at, passed: true } => {
+            !matches!(checker.resolver.watch(|| checker.resolver.eval(expr, *at)).0.value, Value::Unknown(_))
+        }
+        Argument::Keywords { keywords, .. } => !keywords.is_empty(),
+        Argument::Expr { passed: false, .. } => false,
+    })
+}
+
+/// Whether the body of `function`, or of a function of the module it calls (at most
+/// [`MAX_RELEVANCE_FUNCTIONS`] followed, beyond which it counts as relevant), holds anything a rule checks:
+/// a call of a callee a rule knows, or one of the words without which no rule fires
+/// ([`crate::prefilter_words`]).
+fn is_relevant<'a>(checker: &Checker<'_, 'a>, function: &'a ast::StmtFunctionDef) -> bool {
+    let model = checker.resolver.model();
+    let words = crate::prefilter_words();
+    let mut seen: FxHashSet<usize> = FxHashSet::default();
+    let mut pending = vec![function];
+    while let Some(current) = pending.pop() {
+        if !seen.insert(std::ptr::from_ref(current) as usize) {
+            continue;
+        }
+        if seen.len() > MAX_RELEVANCE_FUNCTIONS {
+            return true;
+        }
+        let text = checker.source.get(current.range.to_std_range()).unwrap_or_default();
+        let named = |word: &str| memchr::memmem::find(text.as_bytes(), word.as_bytes()).is_some();
+        if words.iter().any(|word| named(word))
+            || crate::PREFILTER_WORD_PAIRS.iter().any(|(first, second)| named(first) && named(second))
+        {
+            return true;
+        }
+        let Some(scope) = model.scope_of_node(current.range.start()) else { continue };
+        let mut calls = Calls::default();
+        calls.visit_body(&current.body);
+        for call in calls.found {
+            if let Expr::Name(name) = call.func.as_ref()
+                && let Some((_, [Binding { kind: BindingKind::Function(callee), .. }])) =
+                    model.reaching_bindings(name.id.as_str(), scope, call.start())
+            {
+                pending.push(callee);
+                continue;
+            }
+            let at = At { scope, offset: call.start() };
+            let (callee, _) = checker.resolver.watch(|| checker.resolver.qualified_name(&call.func, at));
+            if callee.is_some_and(|callee| libraries::is_known_callee(&callee)) {
+                return true;
+            }
+        }
+    }
+    false
+}
+
+/// The calls of a body.
+#[derive(Default)]
+struct Calls<'a> {
+    found: Vec<&'a ast::ExprCall>,
+}
+
+impl<'a> Visitor<'a> for Calls<'a> {
+    fn visit_expr(&mut self, expr: &'a Expr) {
+        if let Expr::Call(call) = expr {
+            self.found.push(call);
+        }
+        visitor::walk_expr(self, expr);
+    }
+}
+
+/// How a moved finding's message names the calls it came through.
+const THROUGH: &str = " (through the value this call passes to `";
+
+/// A finding of a function's body caused by the values `call` passes, moved to the call: at the argument
+/// that passes the value when a label shows which (the whole keyword argument, where a rule checking the
+/// call itself reports), else at the callee's name, with a label at the use inside the function.
+fn rehome(
+    checker: &Checker<'_, '_>,
+    finding: Finding,
+    call: &ast::ExprCall,
+    constructor: Option<&ast::ExprCall>,
+    name: &str,
+) -> Finding {
+    let inside = finding.range;
+    let passing = |range: TextRange| {
+        std::iter::once(call).chain(constructor).find_map(|call| {
+            if !call.arguments.range().contains_range(range) {
+                return None;
+            }
+            let keyword =
+                call.arguments.keywords.iter().map(Ranged::range).find(|keyword| keyword.contains_range(range));
+            Some(keyword.unwrap_or(range))
+        })
+    };
+    let primary = finding.secondary.iter().find_map(|label| passing(label.range)).unwrap_or(call.func.range());
+    let mut message = finding.message;
+    if !finding.related.is_empty()
+        && let Some(end) = message.rfind(" (see ")
+    {
+        message.truncate(end);
+    }
+    // Through several calls: the outermost first.
+    let message = match message.rfind(THROUGH) {
+        Some(start) => {
+            let inner = message[start + THROUGH.len()..].trim_end_matches(')').to_string();
+            format!("{}{THROUGH}{name}`, then `{inner})", &message[..start])
+        }
+        None => format!("{message}{THROUGH}{name}`)"),
+    };
+    let mut moved = Finding::new(finding.rule, primary, message).label(finding.label);
+    if let Some(help) = finding.help {
+        moved = moved.help(help);
+    }
+    for label in finding.secondary {
+        if !primary.contains_range(label.range) {
+            moved = checker.point_to(moved, label.range, &label.text);
+        }
+    }
+    for related in finding.related {
+        moved = moved.related(related.file, related.range, related.text);
+    }
+    checker.point_to(moved, inside, &format!("the value is used here, in `{name}`"))
+}
