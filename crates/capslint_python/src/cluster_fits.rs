@@ -238,8 +238,14 @@ impl<'a> Question<'_, '_, 'a> {
             if !self.examine(occurrence.place.offset) {
                 return false;
             }
-            // Any other load of the name (a callback, a decorator's argument) calls it where it cannot be seen.
-            if !matches!(occurrence.role, Role::Callee) || !self.on_cluster(occurrence.place, calls + 1) {
+            // Any other load of the name (a callback, a decorator's argument) calls it where it cannot be
+            // seen, except the objective of an optimisation run in the calling thread.
+            let runs_there = match occurrence.role {
+                Role::Callee => true,
+                Role::Argument(outer) => runs_objective_in_caller_thread(outer),
+                _ => false,
+            };
+            if !runs_there || !self.on_cluster(occurrence.place, calls + 1) {
                 return false;
             }
             called = true;
@@ -297,6 +303,18 @@ struct Builder<'r, 'm, 'a> {
     /// The backends of the joblib contexts around the code, innermost last (`None`: one that sets none).
     backends: Vec<Option<Backend>>,
     runs_with: Option<&'a str>,
+}
+
+/// Whether `call` runs a function passed to it before it returns, in the calling thread, where the
+/// joblib backend of the caller's block applies (joblib keeps it per thread): optuna's
+/// `study.optimize(objective, ...)` with `n_jobs` absent or 1 (more jobs run the objective in a thread
+/// pool, outside the block's backend).
+fn runs_objective_in_caller_thread(call: &ast::ExprCall) -> bool {
+    let Expr::Attribute(attribute) = call.func.as_ref() else { return false };
+    attribute.attr.as_str() == "optimize"
+        && call.arguments.find_keyword("n_jobs").is_none_or(|keyword| {
+            matches!(&keyword.value, Expr::NumberLiteral(ast::ExprNumberLiteral { value: ast::Number::Int(int), .. }) if int.as_u64() == Some(1))
+        })
 }
 
 impl<'a> Builder<'_, '_, 'a> {
