@@ -182,3 +182,37 @@ fn runtime_reports_the_ml_pools_and_judges_them_against_the_limit() {
         assert!(pool["num_threads"].as_u64().is_none_or(|n| n <= 1), "{pool}");
     }
 }
+
+#[test]
+fn runtime_reports_tensorflows_pools_when_the_workload_imports_it() {
+    let Some(python) = python_with("tensorflow") else { return };
+    if affinity_cpus() < 2 {
+        return skip_inapplicable("one CPU in the affinity mask: no TensorFlow pool exceeds a limit of 1");
+    }
+    let runtime = |vars: Vec<(&'static str, String)>| {
+        let mut vars = vars;
+        vars.push(("CPU_LIMIT", "1".to_owned()));
+        let mut command = clean_command(binary(), &vars);
+        command.args(["runtime", "--format", "json", "--import", "tensorflow", "--python"]).arg(&python);
+        json(&command.output().unwrap())
+    };
+    let tensorflow_pools = |report: &Value| -> Vec<Value> {
+        let pools = report["library_pools"].as_array().expect("library_pools");
+        pools.iter().filter(|pool| pool["library"] == "tensorflow").cloned().collect()
+    };
+    // Without its variables, TensorFlow sizes both pools from the affinity mask.
+    let report = runtime(safe_caps(1));
+    let pools = tensorflow_pools(&report);
+    assert_eq!(pools.len(), 2, "{report}");
+    for pool in &pools {
+        assert_eq!(pool["num_threads"].as_u64(), Some(affinity_cpus() as u64), "{report}");
+    }
+    let verdict = report["verdicts"].as_array().unwrap().iter().find(|v| v["reason"] == "cap_ineffective");
+    let detail = verdict.and_then(|v| v["detail"].as_str()).unwrap_or_else(|| panic!("no cap_ineffective: {report}"));
+    assert!(detail.contains("TF_NUM_INTRAOP_THREADS") && detail.contains("TF_NUM_INTEROP_THREADS"), "{detail}");
+    // With them, the size is the variables' (judged with the caps), and nothing is ineffective.
+    let capped = with(safe_caps(1), &[("TF_NUM_INTRAOP_THREADS", Some("1")), ("TF_NUM_INTEROP_THREADS", Some("1"))]);
+    let report = runtime(capped);
+    assert!(tensorflow_pools(&report).iter().all(|pool| pool["num_threads"].is_null()), "{report}");
+    assert!(!reasons(&report).contains(&"cap_ineffective".to_owned()), "{report}");
+}
