@@ -167,7 +167,7 @@ fn seen_pools(pools: &[Pool], libraries: &[LibraryPool]) -> Vec<SeenPool> {
 }
 
 /// `cap_ineffective`: a loaded pool (threadpoolctl's BLAS and OpenMP pools, and the pools torch,
-/// numba, polars, ONNX Runtime and TensorFlow report) has more threads than the limit although caps
+/// numba, polars, ONNX Runtime, OpenCV and TensorFlow report) has more threads than the limit although caps
 /// are set: the variable that governs it is within the limit (code raised the pool after import, or
 /// the library ignores it), none of the set variables is one it reads (`MKL_NUM_THREADS` set while
 /// numpy uses OpenBLAS), or no variable sizes it at all (torch's inter-op pool). A pool whose

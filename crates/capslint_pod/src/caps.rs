@@ -26,6 +26,7 @@ pub fn library_governing(library: &str, pool: &str) -> &'static [&'static str] {
         ("torch", "intra-op") => &["MKL_NUM_THREADS", "OMP_NUM_THREADS"],
         ("numba", _) => &["NUMBA_NUM_THREADS"],
         ("polars", _) => &["POLARS_MAX_THREADS"],
+        ("cv2", _) => &["OPENCV_FOR_THREADS_NUM"],
         ("onnxruntime", "intra-op") => &["ORT_INTRA_OP_NUM_THREADS"],
         ("onnxruntime", "inter-op") => &["ORT_INTER_OP_NUM_THREADS"],
         ("tensorflow", "intra-op") => &["TF_NUM_INTRAOP_THREADS"],
@@ -271,6 +272,7 @@ mod tests {
         assert_eq!(caps.first_set(library_governing("numba", "parallel")), Some(("NUMBA_NUM_THREADS", 3)));
         assert!(library_governing("torch", "inter-op").is_empty());
         assert_eq!(library_governing("tensorflow", "inter-op"), ["TF_NUM_INTEROP_THREADS"]);
+        assert_eq!(library_governing("cv2", "parallel_for"), ["OPENCV_FOR_THREADS_NUM"]);
     }
 
     #[test]

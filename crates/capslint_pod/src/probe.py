@@ -3,8 +3,8 @@
 Imports what the workload loads (the user's modules first, then the usual numeric stack where
 it is installed), then writes one JSON object to the report descriptor: threadpoolctl's
 threadpool_info() verbatim, the pools of the ML libraries threadpoolctl does not see (each
-library's own report of its thread count: torch, numba, polars, ONNX Runtime, and TensorFlow when
-the workload imported it), joblib.cpu_count() and, when asked, cpu.stat read around a short BLAS
+library's own report of its thread count: torch, numba, polars, ONNX Runtime, and OpenCV and
+TensorFlow when the workload imported them), joblib.cpu_count() and, when asked, cpu.stat read around a short BLAS
 workload. The descriptor is an anonymous in-memory file that capslint reads once the probe's
 process tree is gone, so a helper process the imported code forks cannot hold the channel open.
 
@@ -128,6 +128,11 @@ def onnxruntime_pools(module):
                  getattr(module, "__version__", None))]
 
 
+def opencv_pools(module):
+    return [pool("cv2", "parallel_for", module.getNumThreads(), "cv2.getNumThreads()",
+                 getattr(module, "__version__", None))]
+
+
 def tensorflow_pools(module):
     # The getters give 0 unless code set the size. Then TensorFlow reads its variable, which the
     # caps judge, and without it starts one thread per CPU of the affinity mask.
@@ -157,6 +162,7 @@ LIBRARY_POOLS = (
     ("torch", torch_pools),
     ("numba", numba_pools),
     ("polars", polars_pools),
+    ("cv2", opencv_pools),
     ("tensorflow", tensorflow_pools),
 )
 

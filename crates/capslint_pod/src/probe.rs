@@ -89,12 +89,12 @@ impl Pool {
 }
 
 /// A pool of an ML library that threadpoolctl does not see, as the library itself reports it
-/// (torch, numba, polars, ONNX Runtime, TensorFlow).
+/// (torch, numba, polars, ONNX Runtime, OpenCV, TensorFlow).
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, serde::Serialize)]
 pub struct LibraryPool {
-    /// The module: `torch`, `numba`, `polars`, `onnxruntime` or `tensorflow`.
+    /// The module: `torch`, `numba`, `polars`, `onnxruntime`, `cv2` or `tensorflow`.
     pub library: String,
-    /// Which of its pools: `intra-op`, `inter-op`, `parallel`, `compute`.
+    /// Which of its pools: `intra-op`, `inter-op`, `parallel`, `compute`, `parallel_for`.
     pub pool: String,
     /// Its size; `None` when the library leaves it to a variable the caps judge.
     pub num_threads: Option<u64>,

@@ -144,11 +144,12 @@ fn runtime_reports_the_ml_pools_and_judges_them_against_the_limit() {
         let mut vars = vars;
         vars.push(("CPU_LIMIT", "1".to_owned()));
         let mut command = clean_command(binary(), &vars);
-        command.args(["runtime", "--format", "json", "--python"]).arg(&python).args(root_args("v2-namespace"));
+        command.args(["runtime", "--format", "json", "--import", "cv2", "--python"]).arg(&python);
+        command.args(root_args("v2-namespace"));
         json(&command.output().unwrap())
     };
     // ADR-0096's five caps alone: numba sizes its pool from the affinity mask, ONNX Runtime from the
-    // physical cores; both are above the limit, and runtime says so.
+    // physical cores, OpenCV from the CPUs; all are above the limit, and runtime says so.
     let report = runtime(safe_caps(1));
     let pools = report["library_pools"].as_array().expect("library_pools");
     let size = |library: &str, pool: &str| {
@@ -157,6 +158,7 @@ fn runtime_reports_the_ml_pools_and_judges_them_against_the_limit() {
     assert!(size("numba", "parallel").is_some_and(|n| n > 1), "{report}");
     assert!(size("polars", "compute").is_some(), "{report}");
     assert!(size("onnxruntime", "intra-op").is_some_and(|n| n > 1), "{report}");
+    assert!(size("cv2", "parallel_for").is_some_and(|n| n > 1), "{report}");
     assert!(reasons(&report).contains(&"cap_ineffective".to_owned()), "{report}");
     let verdict = report["verdicts"].as_array().unwrap().iter().find(|v| v["reason"] == "cap_ineffective").unwrap();
     let detail = verdict["detail"].as_str().unwrap();
@@ -165,6 +167,7 @@ fn runtime_reports_the_ml_pools_and_judges_them_against_the_limit() {
         "{detail}"
     );
     assert!(detail.contains("onnxruntime intra-op pool") && detail.contains("ORT_INTRA_OP_NUM_THREADS"), "{detail}");
+    assert!(detail.contains("cv2 parallel_for pool") && detail.contains("OPENCV_FOR_THREADS_NUM"), "{detail}");
     // With the variables exec sets, every pool the libraries report is within the limit.
     let all = with(
         safe_caps(1),
@@ -173,6 +176,7 @@ fn runtime_reports_the_ml_pools_and_judges_them_against_the_limit() {
             ("POLARS_MAX_THREADS", Some("1")),
             ("ORT_INTRA_OP_NUM_THREADS", Some("1")),
             ("ORT_INTER_OP_NUM_THREADS", Some("1")),
+            ("OPENCV_FOR_THREADS_NUM", Some("1")),
         ],
     );
     let report = runtime(all);
