@@ -179,12 +179,28 @@ fn runtime_reports_the_ml_pools_and_judges_them_against_the_limit() {
             ("OPENCV_FOR_THREADS_NUM", Some("1")),
         ],
     );
-    let report = runtime(all);
+    let report = runtime(all.clone());
     assert!(!reasons(&report).contains(&"cap_ineffective".to_owned()), "{report}");
     let pools = report["library_pools"].as_array().expect("library_pools");
     for pool in pools {
         assert!(pool["num_threads"].as_u64().is_none_or(|n| n <= 1), "{pool}");
     }
+    // The text summary shows one row per pool, with what reported it.
+    let mut vars = all;
+    vars.push(("CPU_LIMIT", "1".to_owned()));
+    let output = clean_command(binary(), &vars)
+        .args(["runtime", "--import", "cv2", "--python"])
+        .arg(&python)
+        .args(root_args("v2-namespace"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&output.stdout);
+    for row in ["numba parallel", "polars compute", "onnxruntime intra-op", "cv2 parallel_for"] {
+        let line = text.lines().find(|line| line.trim_start().starts_with(row));
+        let line = line.unwrap_or_else(|| panic!("no row {row:?}:\n{}", describe(&output)));
+        assert_eq!(line.split_whitespace().nth(2), Some("1"), "{line}");
+    }
+    assert!(text.contains("numba.config.NUMBA_NUM_THREADS"), "{}", describe(&output));
 }
 
 #[test]
