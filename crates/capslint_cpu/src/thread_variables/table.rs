@@ -105,8 +105,8 @@ pub const THREAD_VARIABLES: &[ThreadVariable] = &[
     // rayon's global pool (Hugging Face tokenizers, other Rust extensions), read when it is first
     // used; polars builds its own pool and does not read it.
     count("RAYON_NUM_THREADS", "rayon", Grammar::Rayon, false, false, OnExec::Export),
-    // rayon's deprecated name, read only when RAYON_NUM_THREADS is unset or not a count, which exec
-    // never leaves it.
+    // rayon's deprecated name, read only when RAYON_NUM_THREADS is unset or does not parse, which
+    // exec never leaves it.
     count("RAYON_RS_NUM_CPUS", "rayon", Grammar::Rayon, false, false, OnExec::Check),
     // OpenCV's parallel_for pool, read at its first parallel call.
     count("OPENCV_FOR_THREADS_NUM", "OpenCV", Grammar::OpenCvSize, false, false, OnExec::Export),
