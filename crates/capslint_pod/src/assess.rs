@@ -7,7 +7,7 @@ use super::cfs::Throttling;
 use super::cgroup::Quota;
 use super::effective::Effective;
 use super::limit::{DeclaredLimit, Undeclared};
-use super::probe::{Pool, ProbeReport};
+use super::probe::{LibraryPool, Pool, ProbeReport};
 use super::verdict::{Reason, Verdict};
 
 /// Everything the rules look at.
@@ -30,14 +30,14 @@ pub struct Observations<'a> {
 /// Applies every rule, in the order of [`Reason`].
 pub fn assess(seen: &Observations<'_>) -> Vec<Verdict> {
     let limit = seen.effective.map(|e| e.threads);
-    let pools = seen.probe.map(|p| p.pools.as_slice());
+    let pools = seen.probe.map(|p| (p.pools.as_slice(), p.library_pools.as_slice()));
     let joblib = seen.probe.and_then(|p| p.joblib_cpu_count);
     [
         seen.declared.err().map(undeclared),
         env_duplicate(seen.caps),
         caps_unset(seen.caps),
         limit.and_then(|limit| caps_exceed_limit(seen.caps, limit)),
-        limit.zip(pools).and_then(|(limit, pools)| cap_ineffective(seen.caps, limit, pools)),
+        limit.zip(pools).and_then(|(limit, (pools, libraries))| cap_ineffective(seen.caps, limit, pools, libraries)),
         wait_policy_active(seen.caps),
         limit.and_then(|limit| process_parallelism_unbounded(seen.caps, limit, joblib)),
         seen.declared.ok().zip(seen.quota).and_then(|(d, q)| limit_mismatch(d, q)),
@@ -134,39 +134,69 @@ pub fn caps_exceed_limit(caps: &Caps, limit: u64) -> Option<Verdict> {
     )
 }
 
-/// `cap_ineffective`: a loaded pool has more threads than the limit although caps are set: the
-/// variable that governs it is within the limit (code raised the pool after import, or the
-/// library ignores it), or none of the set variables is one it reads (`MKL_NUM_THREADS` set while
-/// numpy uses OpenBLAS). A pool whose variable is above the limit is `caps_exceed_limit`'s, and
-/// with no cap set at all it is `caps_unset`'s.
-pub fn cap_ineffective(caps: &Caps, limit: u64, pools: &[Pool]) -> Option<Verdict> {
+/// A loaded pool as the rules compare it with the limit: a BLAS or OpenMP pool threadpoolctl sees,
+/// or an ML library's own pool.
+struct SeenPool {
+    /// How it is named in the sentence (`libopenblas (blas openblas)`, `torch inter-op pool`).
+    label: String,
+    /// How it is named in the `pools=` field.
+    key: String,
+    threads: u64,
+    /// The variables that size it, first one set wins.
+    reads: &'static [&'static str],
+}
+
+fn seen_pools(pools: &[Pool], libraries: &[LibraryPool]) -> Vec<SeenPool> {
+    let blas = pools.iter().filter_map(|pool| {
+        Some(SeenPool {
+            label: format!("{} ({} {})", pool.prefix(), pool.user_api(), pool.internal_api()),
+            key: pool.prefix().to_owned(),
+            threads: pool.num_threads()?,
+            reads: caps::governing(pool.internal_api()),
+        })
+    });
+    let ml = libraries.iter().filter_map(|pool| {
+        Some(SeenPool {
+            label: format!("{} {} pool ({})", pool.library, pool.pool, pool.reported_by),
+            key: format!("{}:{}", pool.library, pool.pool),
+            threads: pool.num_threads?,
+            reads: caps::library_governing(&pool.library, &pool.pool),
+        })
+    });
+    blas.chain(ml).collect()
+}
+
+/// `cap_ineffective`: a loaded pool (threadpoolctl's BLAS and OpenMP pools, and the pools torch,
+/// numba, polars, ONNX Runtime, OpenCV and TensorFlow report) has more threads than the limit although caps
+/// are set: the variable that governs it is within the limit (code raised the pool after import, or
+/// the library ignores it), none of the set variables is one it reads (`MKL_NUM_THREADS` set while
+/// numpy uses OpenBLAS), or no variable sizes it at all (torch's inter-op pool). A pool whose
+/// variable is above the limit is `caps_exceed_limit`'s, and with no cap set at all it is
+/// `caps_unset`'s.
+pub fn cap_ineffective(caps: &Caps, limit: u64, pools: &[Pool], libraries: &[LibraryPool]) -> Option<Verdict> {
     if !caps.any_set() {
         return None;
     }
-    let over: Vec<(&Pool, u64, String)> = pools
-        .iter()
+    let over: Vec<(SeenPool, String)> = seen_pools(pools, libraries)
+        .into_iter()
+        .filter(|pool| pool.threads > limit)
         .filter_map(|pool| {
-            let threads = pool.num_threads().filter(|&n| n > limit)?;
-            let reads = caps::governing(pool.internal_api());
-            let why = match caps.first_set(reads) {
+            let why = match caps.first_set(pool.reads) {
                 Some((_, value)) if value > limit => return None,
                 Some((name, value)) => format!("although {name}={value}"),
-                None => format!("it reads {}, none of them set", reads.join(", ")),
+                None if pool.reads.is_empty() => "and no variable sizes it: only code can".to_owned(),
+                None => format!("it reads {}, none of them set", pool.reads.join(", ")),
             };
-            Some((pool, threads, why))
+            Some((pool, why))
         })
         .collect();
     if over.is_empty() {
         return None;
     }
-    let described: Vec<String> = over
-        .iter()
-        .map(|(pool, threads, why)| {
-            format!("{} ({} {}) runs {threads} threads {why}", pool.prefix(), pool.user_api(), pool.internal_api())
-        })
-        .collect();
-    let prefixes: Vec<&str> = over.iter().map(|(pool, _, _)| pool.prefix()).collect();
-    let most = over.iter().map(|(_, threads, _)| *threads).max().unwrap_or(limit);
+    let described: Vec<String> =
+        over.iter().map(|(pool, why)| format!("{} runs {} threads {why}", pool.label, pool.threads)).collect();
+    let keys: Vec<&str> = over.iter().map(|(pool, _)| pool.key.as_str()).collect();
+    let most = over.iter().map(|(pool, _)| pool.threads).max().unwrap_or(limit);
     Some(
         Verdict::new(
             Reason::CapIneffective,
@@ -177,7 +207,7 @@ pub fn cap_ineffective(caps: &Caps, limit: u64, pools: &[Pool]) -> Option<Verdic
             ),
         )
         .field("limit", limit)
-        .field("pools", prefixes.join(","))
+        .field("pools", keys.join(","))
         .field("num_threads", most),
     )
 }
@@ -350,6 +380,8 @@ mod tests {
             stack_errors: Default::default(),
             threadpoolctl_version: None,
             pools,
+            library_pools: vec![],
+            library_pool_errors: Default::default(),
             joblib_version: None,
             joblib_cpu_count: joblib,
             measure: None,
@@ -404,7 +436,7 @@ mod tests {
         let big = report(vec![pool(1), pool(2)], Some(1));
         let caps = caps_with(&[]);
         assert_eq!(reasons(&caps, &one, Some(&big)), [Reason::CapIneffective]);
-        let verdict = cap_ineffective(&caps, 1, &big.pools).unwrap();
+        let verdict = cap_ineffective(&caps, 1, &big.pools, &[]).unwrap();
         assert!(
             verdict.detail.starts_with("libopenblas (blas openblas) runs 2 threads although OPENBLAS_NUM_THREADS=1;"),
             "{}",
@@ -414,7 +446,7 @@ mod tests {
         // OpenBLAS falls back to OMP_NUM_THREADS when its own variable is unset.
         let caps = caps_with(&[("OPENBLAS_NUM_THREADS", None)]);
         assert_eq!(reasons(&caps, &one, Some(&big)), [Reason::CapsUnset, Reason::CapIneffective]);
-        let detail = cap_ineffective(&caps, 1, &big.pools).unwrap().detail;
+        let detail = cap_ineffective(&caps, 1, &big.pools, &[]).unwrap().detail;
         assert!(detail.contains("although OMP_NUM_THREADS=1"), "{detail}");
         // No probe, no pool check.
         assert_eq!(reasons(&caps_with(&[]), &one, None), []);
@@ -425,7 +457,7 @@ mod tests {
         // MKL_NUM_THREADS is set, but numpy uses OpenBLAS.
         let env: Env = [("MKL_NUM_THREADS", "1")].into_iter().collect();
         let caps = Caps::read(&env);
-        let verdict = cap_ineffective(&caps, 1, &[pool(2)]).unwrap();
+        let verdict = cap_ineffective(&caps, 1, &[pool(2)], &[]).unwrap();
         assert!(
             verdict
                 .detail
@@ -445,7 +477,57 @@ mod tests {
         let caps = caps_with(&[("OPENBLAS_NUM_THREADS", None), ("OMP_NUM_THREADS", Some("4"))]);
         assert_eq!(reasons(&caps, &one, Some(&big)), [Reason::CapsUnset, Reason::CapsExceedLimit]);
         // Nothing is capped at all.
-        assert!(cap_ineffective(&Caps::read(&Env::default()), 1, &big.pools).is_none());
+        assert!(cap_ineffective(&Caps::read(&Env::default()), 1, &big.pools, &[]).is_none());
+    }
+
+    fn library_pool(library: &str, pool: &str, threads: Option<u64>) -> LibraryPool {
+        LibraryPool {
+            library: library.into(),
+            pool: pool.into(),
+            num_threads: threads,
+            reported_by: "its getter".into(),
+            version: None,
+        }
+    }
+
+    #[test]
+    fn an_ml_library_pool_above_the_limit_is_ineffective() {
+        let one = declared("1", 1000);
+        // numba's pool follows NUMBA_NUM_THREADS, which is not set: the required caps do not reach it.
+        let mut probe = report(vec![pool(1)], Some(1));
+        probe.library_pools = vec![library_pool("numba", "parallel", Some(2))];
+        assert_eq!(reasons(&caps_with(&[]), &one, Some(&probe)), [Reason::CapIneffective]);
+        let detail = cap_ineffective(&caps_with(&[]), 1, &[], &probe.library_pools).unwrap();
+        assert!(
+            detail.detail.contains(
+                "numba parallel pool (its getter) runs 2 threads it reads NUMBA_NUM_THREADS, none of them set"
+            ),
+            "{}",
+            detail.detail
+        );
+        assert!(detail.to_logfmt().contains(" pools=numba:parallel num_threads=2 "), "{}", detail.to_logfmt());
+        // Set within the limit, the pool follows it.
+        probe.library_pools = vec![library_pool("numba", "parallel", Some(1))];
+        assert_eq!(reasons(&caps_with(&[("NUMBA_NUM_THREADS", Some("1"))]), &one, Some(&probe)), []);
+        // torch's inter-op pool has no variable at all.
+        probe.library_pools =
+            vec![library_pool("torch", "intra-op", Some(1)), library_pool("torch", "inter-op", Some(4))];
+        let detail = cap_ineffective(&caps_with(&[]), 1, &[], &probe.library_pools).unwrap().detail;
+        assert!(
+            detail.contains("torch inter-op pool (its getter) runs 4 threads and no variable sizes it"),
+            "{detail}"
+        );
+        // torch's intra-op pool follows MKL_NUM_THREADS before OMP_NUM_THREADS.
+        probe.library_pools = vec![library_pool("torch", "intra-op", Some(2))];
+        let detail = cap_ineffective(&caps_with(&[]), 1, &[], &probe.library_pools).unwrap().detail;
+        assert!(detail.contains("although MKL_NUM_THREADS=1"), "{detail}");
+        // A size the library leaves to its variable is judged through the variable.
+        probe.library_pools = vec![library_pool("tensorflow", "intra-op", None)];
+        assert_eq!(
+            reasons(&caps_with(&[("TF_NUM_INTRAOP_THREADS", Some("2"))]), &one, Some(&probe)),
+            [Reason::CapsExceedLimit]
+        );
+        assert_eq!(reasons(&caps_with(&[]), &one, Some(&probe)), []);
     }
 
     #[test]

@@ -17,6 +17,24 @@ pub fn governing(internal_api: &str) -> &'static [&'static str] {
     }
 }
 
+/// The variables an ML library's own pool reads its size from, in the library's order of
+/// precedence (the first one set wins); empty when no variable sizes it (torch's inter-op pool: only
+/// `torch.set_num_interop_threads` does).
+pub fn library_governing(library: &str, pool: &str) -> &'static [&'static str] {
+    match (library, pool) {
+        // `aten/src/ATen/ParallelCommon.cpp`: MKL_NUM_THREADS, when set, overrides OMP_NUM_THREADS.
+        ("torch", "intra-op") => &["MKL_NUM_THREADS", "OMP_NUM_THREADS"],
+        ("numba", _) => &["NUMBA_NUM_THREADS"],
+        ("polars", _) => &["POLARS_MAX_THREADS"],
+        ("cv2", _) => &["OPENCV_FOR_THREADS_NUM"],
+        ("onnxruntime", "intra-op") => &["ORT_INTRA_OP_NUM_THREADS"],
+        ("onnxruntime", "inter-op") => &["ORT_INTER_OP_NUM_THREADS"],
+        ("tensorflow", "intra-op") => &["TF_NUM_INTRAOP_THREADS"],
+        ("tensorflow", "inter-op") => &["TF_NUM_INTEROP_THREADS"],
+        _ => &[],
+    }
+}
+
 /// What one thread-cap variable holds.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CapValue {
@@ -149,8 +167,21 @@ impl Caps {
 /// Whether a variable is one the thread pools, the nesting or the spinning of the libraries depend
 /// on, or the Downward API limit: a duplicate of it makes the environment ambiguous.
 fn is_read_by_runtimes(name: &str) -> bool {
-    const PREFIXES: [&str; 10] =
-        ["OMP_", "GOMP_", "KMP_", "MKL_", "OPENBLAS_", "GOTO_", "BLIS_", "NUMEXPR_", "NUMBA_", "POLARS_"];
+    const PREFIXES: [&str; 13] = [
+        "OMP_",
+        "GOMP_",
+        "KMP_",
+        "MKL_",
+        "OPENBLAS_",
+        "GOTO_",
+        "BLIS_",
+        "NUMEXPR_",
+        "NUMBA_",
+        "POLARS_",
+        "RAYON_",
+        "TF_NUM_",
+        "ORT_",
+    ];
     THREAD_VARIABLES.iter().any(|variable| variable.name == name)
         || PREFIXES.iter().any(|prefix| name.starts_with(prefix))
         || name == "CPU_LIMIT"
@@ -230,6 +261,18 @@ mod tests {
         assert_eq!(caps.first_set(&["MKL_NUM_THREADS"]), None);
         assert!(caps.any_set());
         assert!(!Caps::read(&Env::default()).any_set());
+    }
+
+    #[test]
+    fn finds_the_variable_that_governs_a_library_pool() {
+        let env: Env =
+            [("OMP_NUM_THREADS", "2"), ("MKL_NUM_THREADS", "1"), ("NUMBA_NUM_THREADS", "3")].into_iter().collect();
+        let caps = Caps::read(&env);
+        assert_eq!(caps.first_set(library_governing("torch", "intra-op")), Some(("MKL_NUM_THREADS", 1)));
+        assert_eq!(caps.first_set(library_governing("numba", "parallel")), Some(("NUMBA_NUM_THREADS", 3)));
+        assert!(library_governing("torch", "inter-op").is_empty());
+        assert_eq!(library_governing("tensorflow", "inter-op"), ["TF_NUM_INTEROP_THREADS"]);
+        assert_eq!(library_governing("cv2", "parallel_for"), ["OPENCV_FOR_THREADS_NUM"]);
     }
 
     #[test]

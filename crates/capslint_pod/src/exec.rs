@@ -182,6 +182,40 @@ mod tests {
     }
 
     #[test]
+    fn sets_the_ml_stack_variables_and_refuses_what_their_libraries_read_differently() {
+        let ml_stack = [
+            "NUMBA_NUM_THREADS",
+            "POLARS_MAX_THREADS",
+            "RAYON_NUM_THREADS",
+            "OPENCV_FOR_THREADS_NUM",
+            "ORT_INTRA_OP_NUM_THREADS",
+            "ORT_INTER_OP_NUM_THREADS",
+            "TF_NUM_INTRAOP_THREADS",
+            "TF_NUM_INTEROP_THREADS",
+        ];
+        let plan_for_none = plan(&env(&[]), 3).unwrap();
+        for name in ml_stack {
+            assert!(plan_for_none.set.contains(&(name, "3".into())), "{name} is not set");
+            // A user's value at or under the limit is kept, above it refused.
+            let kept = plan(&env(&[(name, "2")]), 3).unwrap();
+            assert!(kept.kept.contains(&(name, "2".into())), "{name}");
+            assert_eq!(reasons(plan(&env(&[(name, "4")]), 3)), [Reason::CapsExceedLimit], "{name}");
+            // Each of these is read differently by at least one of the libraries (white space trimmed
+            // or not, 0 and -1 as "every CPU" or an error, a list, a word, a sign, a suffix).
+            for value in ["2 ", " 2", "0", "-1", "2,3", "abc", "+2", "02", "2K"] {
+                let verdicts = plan(&env(&[(name, value)]), 3).unwrap_err();
+                assert_eq!(verdicts.iter().map(|v| v.reason).collect::<Vec<_>>(), [Reason::CapsUnset], "{name}");
+                assert!(verdicts[0].detail.contains(name), "{name}={value:?}: {}", verdicts[0].detail);
+            }
+            // The empty string is a default for most of them and an error for OpenCV: exec sets it.
+            assert!(plan(&env(&[(name, "")]), 3).unwrap().set.contains(&(name, "3".into())), "{name}");
+        }
+        // rayon's deprecated name is read only when RAYON_NUM_THREADS is not a count: checked, never set.
+        assert!(!plan_for_none.set.iter().any(|(name, _)| *name == "RAYON_RS_NUM_CPUS"));
+        assert_eq!(reasons(plan(&env(&[("RAYON_RS_NUM_CPUS", "8")]), 3)), [Reason::CapsExceedLimit]);
+    }
+
+    #[test]
     fn refuses_knobs_that_keep_threads_spinning() {
         for (name, value) in [("GOMP_SPINCOUNT", "infinite"), ("KMP_BLOCKTIME", "200"), ("KMP_LIBRARY", "turnaround")] {
             let verdicts = plan(&env(&[(name, value)]), 2).unwrap_err();
@@ -228,7 +262,9 @@ mod tests {
                     proptest::sample::select(vec![
                         "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "MKL_NUM_THREADS",
                         "LOKY_MAX_CPU_COUNT", "OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "KMP_BLOCKTIME",
-                        "OMP_NESTED", "OMP_MAX_ACTIVE_LEVELS", "OMP_PROC_BIND",
+                        "OMP_NESTED", "OMP_MAX_ACTIVE_LEVELS", "OMP_PROC_BIND", "RAYON_NUM_THREADS",
+                        "RAYON_RS_NUM_CPUS", "OPENCV_FOR_THREADS_NUM", "TF_NUM_INTRAOP_THREADS",
+                        "ORT_INTRA_OP_NUM_THREADS",
                     ]),
                     "[0-9,+\\- \t\u{a0}\u{ff11}xe.aptrusivnfl]{0,6}",
                 ),
@@ -240,7 +276,8 @@ mod tests {
             if let Ok(plan) = plan(&env, limit) {
                 for variable in THREAD_VARIABLES.iter().filter(|variable| variable.on_exec != OnExec::NotACap) {
                     let Value::Text(text) = plan.env.value(variable.name) else { continue };
-                    // An empty `GOTO_NUM_THREADS` is ignored: OpenBLAS reads the one exec sets first.
+                    // An empty `GOTO_NUM_THREADS` or `RAYON_RS_NUM_CPUS` is ignored: the library reads the
+                    // one exec sets first.
                     if text.is_empty() && variable.on_exec == OnExec::Check {
                         continue;
                     }

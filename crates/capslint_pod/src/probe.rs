@@ -88,6 +88,22 @@ impl Pool {
     }
 }
 
+/// A pool of an ML library that threadpoolctl does not see, as the library itself reports it
+/// (torch, numba, polars, ONNX Runtime, OpenCV, TensorFlow).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, serde::Serialize)]
+pub struct LibraryPool {
+    /// The module: `torch`, `numba`, `polars`, `onnxruntime`, `cv2` or `tensorflow`.
+    pub library: String,
+    /// Which of its pools: `intra-op`, `inter-op`, `parallel`, `compute`, `parallel_for`.
+    pub pool: String,
+    /// Its size; `None` when the library leaves it to a variable the caps judge.
+    pub num_threads: Option<u64>,
+    /// Where the size comes from (`torch.get_num_threads()`, ...).
+    pub reported_by: String,
+    /// The library's version.
+    pub version: Option<String>,
+}
+
 /// The BLAS workload's raw `cpu.stat` readings.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct Measurement {
@@ -118,6 +134,12 @@ pub struct ProbeReport {
     pub threadpoolctl_version: Option<String>,
     /// `threadpoolctl.threadpool_info()`.
     pub pools: Vec<Pool>,
+    /// The pools of the ML libraries the workload loaded, as each reports them.
+    #[serde(default)]
+    pub library_pools: Vec<LibraryPool>,
+    /// Libraries whose report of their pools failed, with the error.
+    #[serde(default)]
+    pub library_pool_errors: BTreeMap<String, String>,
     /// joblib's version, when installed.
     pub joblib_version: Option<String>,
     /// `joblib.cpu_count()`, when joblib is installed.
@@ -432,6 +454,25 @@ mod tests {
         assert_eq!(pool.info["architecture"], "Haswell");
         assert_eq!(report.joblib_cpu_count, Some(1));
         assert_eq!(report.measure, None);
+        assert!(report.library_pools.is_empty() && report.library_pool_errors.is_empty());
+    }
+
+    #[test]
+    fn parses_the_pools_the_ml_libraries_report() {
+        let stdout = br#"{"ok": true, "python": "3.11.7", "executable": "/v/bin/python",
+            "imported": [], "stack": ["numba", "tensorflow"], "stack_errors": {},
+            "threadpoolctl_version": "3.8.0", "joblib_version": null, "joblib_cpu_count": null, "pools": [],
+            "library_pools": [
+                {"library": "numba", "pool": "parallel", "num_threads": 8,
+                 "reported_by": "numba.config.NUMBA_NUM_THREADS", "version": "0.68.1"},
+                {"library": "tensorflow", "pool": "intra-op", "num_threads": null,
+                 "reported_by": "tf.config.threading.get_intra_op_parallelism_threads()", "version": "2.21.0"}],
+            "library_pool_errors": {"polars": "AttributeError: thread_pool_size"}}"#;
+        let report = parse_report(Path::new("python3"), ok(), stdout, b"").unwrap();
+        assert_eq!(report.library_pools.len(), 2);
+        assert_eq!(report.library_pools[0].num_threads, Some(8));
+        assert_eq!(report.library_pools[1].num_threads, None);
+        assert_eq!(report.library_pool_errors["polars"], "AttributeError: thread_pool_size");
     }
 
     #[test]

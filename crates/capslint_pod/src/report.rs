@@ -14,6 +14,7 @@ use super::assess::format_cpus;
 use super::caps::{self, CapValue, PASSIVE, WAIT_POLICY};
 use super::check::Report;
 use super::cpuset::format_cpu_list;
+use super::probe::LibraryPool;
 use super::verdict::JsonVerdict;
 
 /// The report as the JSON object printed by `capslint runtime --format json`, on one line.
@@ -54,6 +55,7 @@ pub fn to_json(report: &Report) -> String {
         }),
         caps: JsonCaps(report),
         pools: report.probe.as_ref().map(|p| p.pools.iter().map(|pool| &pool.info).collect()),
+        library_pools: report.probe.as_ref().map(|p| p.library_pools.as_slice()),
         joblib_cpu_count: report.probe.as_ref().and_then(|p| p.joblib_cpu_count),
         python: report.probe.as_ref().map(|p| JsonPython {
             executable: &p.executable,
@@ -63,6 +65,7 @@ pub fn to_json(report: &Report) -> String {
             imported: &p.imported,
             stack: &p.stack,
             stack_errors: &p.stack_errors,
+            library_pool_errors: &p.library_pool_errors,
         }),
         throttling: report.measured.as_ref().map(|m| JsonThrottling {
             seconds: m.seconds,
@@ -88,6 +91,7 @@ struct JsonReport<'a> {
     numa: Option<JsonNuma>,
     caps: JsonCaps<'a>,
     pools: Option<Vec<&'a Map<String, Value>>>,
+    library_pools: Option<&'a [LibraryPool]>,
     joblib_cpu_count: Option<u64>,
     python: Option<JsonPython<'a>>,
     throttling: Option<JsonThrottling<'a>>,
@@ -176,6 +180,7 @@ struct JsonPython<'a> {
     imported: &'a [String],
     stack: &'a [String],
     stack_errors: &'a BTreeMap<String, String>,
+    library_pool_errors: &'a BTreeMap<String, String>,
 }
 
 #[derive(Serialize)]
@@ -263,10 +268,19 @@ pub fn to_text(report: &Report) -> String {
             let version = pool.version().map(|v| format!(" {v}")).unwrap_or_default();
             row(&mut out, &name, &threads, &format!("{}{version}", pool.prefix()));
         }
+        for pool in &probe.library_pools {
+            let name = format!("{} {}", pool.library, pool.pool);
+            let threads = pool.num_threads.map_or_else(|| "variable".to_owned(), |n| n.to_string());
+            let version = pool.version.as_deref().map(|v| format!(" {v}")).unwrap_or_default();
+            row(&mut out, &name, &threads, &format!("{}{version}", pool.reported_by));
+        }
         let joblib = probe.joblib_cpu_count.map_or_else(|| "not installed".to_owned(), |n| n.to_string());
         row(&mut out, "joblib.cpu_count()", &joblib, "");
         for (module, error) in &probe.stack_errors {
             let _ = writeln!(out, "note: {module} is installed but failed to import: {error}");
+        }
+        for (module, error) in &probe.library_pool_errors {
+            let _ = writeln!(out, "note: {module} did not report its pools: {error}");
         }
     }
 

@@ -43,6 +43,7 @@ mod runtime_differential;
 mod runtime_exec;
 mod runtime_fixtures;
 mod runtime_init;
+mod runtime_ml_stack;
 mod runtime_probe;
 mod workspace_layout;
 mod yaml_corpus;

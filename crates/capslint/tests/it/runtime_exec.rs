@@ -7,7 +7,7 @@ use std::process::{Command, Output, Stdio};
 
 use crate::support::*;
 
-const CAP_NAMES: [&str; 12] = [
+const CAP_NAMES: [&str; 18] = [
     "OMP_NUM_THREADS",
     "OPENBLAS_NUM_THREADS",
     "MKL_NUM_THREADS",
@@ -17,6 +17,12 @@ const CAP_NAMES: [&str; 12] = [
     "BLIS_NUM_THREADS",
     "NUMBA_NUM_THREADS",
     "POLARS_MAX_THREADS",
+    "RAYON_NUM_THREADS",
+    "OPENCV_FOR_THREADS_NUM",
+    "ORT_INTRA_OP_NUM_THREADS",
+    "ORT_INTER_OP_NUM_THREADS",
+    "TF_NUM_INTRAOP_THREADS",
+    "TF_NUM_INTEROP_THREADS",
     "LOKY_MAX_CPU_COUNT",
     "PYTHON_CPU_COUNT",
     "OMP_WAIT_POLICY",

@@ -12,6 +12,9 @@
 
 use std::fmt::Write as _;
 
+use super::grammar::Grammar;
+pub use super::table::MKL_DOMAIN_NUM_THREADS;
+
 /// More significant digits than this do not fit the C `int` that `atoi` readers return.
 const MAX_DIGITS: usize = 9;
 
@@ -40,10 +43,6 @@ impl Count {
 pub fn takes_list(name: &str) -> bool {
     name == "OMP_NUM_THREADS" || name.starts_with("OMP_NUM_THREADS_")
 }
-
-/// MKL's per-domain counts (`MKL_DOMAIN_ALL=2, MKL_DOMAIN_BLAS=1`), which override
-/// `MKL_NUM_THREADS` for their domain.
-pub const MKL_DOMAIN_NUM_THREADS: &str = "MKL_DOMAIN_NUM_THREADS";
 
 /// Reads the value `raw` of the count variable `name`.
 pub fn read(name: &str, raw: &str) -> Count {
@@ -144,19 +143,12 @@ fn element_count(element: &str) -> Result<u64, Deviation<'_>> {
     significant.parse::<u64>().map_err(|_| Deviation::TooLong(element))
 }
 
-/// Who reads a variable other than an OpenMP count, and with what grammar.
+/// Who reads a variable other than an OpenMP count, and with what grammar (from the table; a
+/// variable it lacks is read as Python's `int()` reads it).
 fn reader(name: &str) -> (&'static str, &'static str) {
-    match name {
-        "OPENBLAS_NUM_THREADS" | "GOTO_NUM_THREADS" => (
-            "OpenBLAS",
-            "atoi, which reads the leading digits and takes 0 or less as unset (the next variable, then every CPU)",
-        ),
-        "BLIS_NUM_THREADS" => ("BLIS", "strtol on the leading digits"),
-        "MKL_NUM_THREADS" | MKL_DOMAIN_NUM_THREADS => ("MKL", "a grammar it does not document"),
-        "POLARS_MAX_THREADS" => ("polars", "Rust's str::parse, which rejects white space"),
-        "PYTHON_CPU_COUNT" => ("CPython", "its own integer parser"),
-        "VECLIB_MAXIMUM_THREADS" => ("Apple's Accelerate", "a grammar it does not document"),
-        _ => ("its Python reader", "int(), which skips Unicode spaces and reads Unicode digits"),
+    match super::table::find(name) {
+        Some(variable) => (variable.library, variable.grammar.unwrap_or(Grammar::PythonInt).describe()),
+        None => ("its Python reader", Grammar::PythonInt.describe()),
     }
 }
 
@@ -290,7 +282,17 @@ mod tests {
             ("OPENBLAS_NUM_THREADS", "0", "takes 0 or less as unset"),
             ("MKL_NUM_THREADS", "1;2", "not a decimal count"),
             ("LOKY_MAX_CPU_COUNT", "\u{a0}2", "int(), which skips Unicode spaces"),
-            ("POLARS_MAX_THREADS", " 2", "rejects white space"),
+            ("POLARS_MAX_THREADS", " 2", "polars reads POLARS_MAX_THREADS with Rust's str::parse after trimming"),
+            (
+                "RAYON_NUM_THREADS",
+                "2 ",
+                "rayon reads RAYON_NUM_THREADS with Rust's str::parse, which rejects white space",
+            ),
+            ("RAYON_NUM_THREADS", "0", "takes 0 as one thread per CPU"),
+            ("OPENCV_FOR_THREADS_NUM", "2,3", "OpenCV reads OPENCV_FOR_THREADS_NUM with std::stoull"),
+            ("ORT_INTRA_OP_NUM_THREADS", "+2", "raises at session creation"),
+            ("TF_NUM_INTRAOP_THREADS", "abc", "TensorFlow reads TF_NUM_INTRAOP_THREADS with safe_strto64"),
+            ("NUMBA_NUM_THREADS", "-1", "numba reads NUMBA_NUM_THREADS with int()"),
         ];
         for (name, raw, says) in cases {
             let why = refused(name, raw);
