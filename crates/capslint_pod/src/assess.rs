@@ -155,7 +155,7 @@ fn seen_pools(pools: &[Pool], libraries: &[LibraryPool]) -> Vec<SeenPool> {
             reads: caps::governing(pool.internal_api()),
         })
     });
-    let ml = libraries.iter().filter_map(|pool| {
+    let ml = libraries.iter().filter(|pool| !caps::started_on_demand(&pool.library, &pool.pool)).filter_map(|pool| {
         Some(SeenPool {
             label: format!("{} {} pool ({})", pool.library, pool.pool, pool.reported_by),
             key: format!("{}:{}", pool.library, pool.pool),
@@ -170,7 +170,8 @@ fn seen_pools(pools: &[Pool], libraries: &[LibraryPool]) -> Vec<SeenPool> {
 /// numba, polars, ONNX Runtime, OpenCV and TensorFlow report) has more threads than the limit although caps
 /// are set: the variable that governs it is within the limit (code raised the pool after import, or
 /// the library ignores it), none of the set variables is one it reads (`MKL_NUM_THREADS` set while
-/// numpy uses OpenBLAS), or no variable sizes it at all (torch's inter-op pool). A pool whose
+/// numpy uses OpenBLAS). A pool started only on demand that no variable sizes (torch's inter-op
+/// pool, [`caps::started_on_demand`]) is listed, not judged. A pool whose
 /// variable is above the limit is `caps_exceed_limit`'s, and with no cap set at all it is
 /// `caps_unset`'s.
 pub fn cap_ineffective(caps: &Caps, limit: u64, pools: &[Pool], libraries: &[LibraryPool]) -> Option<Verdict> {
@@ -509,14 +510,10 @@ mod tests {
         // Set within the limit, the pool follows it.
         probe.library_pools = vec![library_pool("numba", "parallel", Some(1))];
         assert_eq!(reasons(&caps_with(&[("NUMBA_NUM_THREADS", Some("1"))]), &one, Some(&probe)), []);
-        // torch's inter-op pool has no variable at all.
+        // torch's inter-op pool starts only with inter-op work and no variable sizes it: not judged.
         probe.library_pools =
             vec![library_pool("torch", "intra-op", Some(1)), library_pool("torch", "inter-op", Some(4))];
-        let detail = cap_ineffective(&caps_with(&[]), 1, &[], &probe.library_pools).unwrap().detail;
-        assert!(
-            detail.contains("torch inter-op pool (its getter) runs 4 threads and no variable sizes it"),
-            "{detail}"
-        );
+        assert!(cap_ineffective(&caps_with(&[]), 1, &[], &probe.library_pools).is_none());
         // torch's intra-op pool follows MKL_NUM_THREADS before OMP_NUM_THREADS.
         probe.library_pools = vec![library_pool("torch", "intra-op", Some(2))];
         let detail = cap_ineffective(&caps_with(&[]), 1, &[], &probe.library_pools).unwrap().detail;

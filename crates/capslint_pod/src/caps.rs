@@ -35,6 +35,15 @@ pub fn library_governing(library: &str, pool: &str) -> &'static [&'static str] {
     }
 }
 
+/// Whether an ML library's pool starts only when the workload runs work of its kind, and no variable
+/// sizes it: torch's inter-op pool, whose threads `at::launch` (TorchScript `fork`, inter-op parallel
+/// graphs) starts on first use. Its getter reports a size before any thread exists, and nothing `exec`
+/// sets could bound it, so `runtime` lists it without judging it; `exec --watch` sees its threads if they
+/// start.
+pub fn started_on_demand(library: &str, pool: &str) -> bool {
+    matches!((library, pool), ("torch", "inter-op"))
+}
+
 /// What one thread-cap variable holds.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CapValue {
