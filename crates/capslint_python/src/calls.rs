@@ -389,6 +389,7 @@ mod tests {
                         keywords.iter().map(|k| k.arg.as_ref().map_or("**", |arg| arg.as_str())).collect();
                     format!("{name}={{{}}}", names.join(","))
                 }
+                Argument::Value(_) => unreachable!("`bind` evaluates nothing"),
             })
             .collect();
         bound.sort();

@@ -37,7 +37,7 @@ pub fn imported_names(text: &str) -> Vec<String> {
 /// The names of an import list (`a as b, (c, d)`): the imported names, not their aliases.
 fn imported(list: &str) -> impl Iterator<Item = &str> {
     list.split(',').filter_map(|item| {
-        let name = item.trim().trim_start_matches('(').trim().split_whitespace().next()?;
+        let name = item.trim().trim_start_matches('(').split_whitespace().next()?;
         let name = name.trim_end_matches(')');
         (!name.is_empty() && name != "*").then_some(name)
     })

@@ -442,4 +442,23 @@ mod tests {
         assert_eq!(value(&index, &from, "conf.N"), None);
         assert_eq!(value(&index, &from, "conf.M"), Some(-1));
     }
+
+    #[test]
+    fn a_file_passes_the_prefilter_through_a_module_it_imports_whose_text_passes_it() {
+        let dir = project(&[
+            (
+                "utils/gcp.py",
+                "from ops import GKEPodOperator\ndef etl(task_id, **kwargs):\n    return GKEPodOperator(task_id=task_id, **kwargs)\n",
+            ),
+            ("utils/text.py", "def shout(text):\n    return text.upper()\n"),
+            ("dags/a.py", ""),
+        ]);
+        let index = ProjectIndex::new(dir.path().to_path_buf(), Arc::new(Confinement::new([dir.path().to_path_buf()])));
+        let from = dir.path().join("dags/a.py");
+        assert!(index.imports_module_with_findings(&from, "from utils.gcp import etl\netl(task_id='x')\n"));
+        assert!(index.imports_module_with_findings(&from, "import utils.gcp as gcp\n"));
+        assert!(!index.imports_module_with_findings(&from, "from utils.text import shout\nshout('x')\n"));
+        assert!(!index.imports_module_with_findings(&from, "from utils.missing import etl\n"));
+        assert_eq!(index.modules_read(), 0, "the prefilter parses no module");
+    }
 }
