@@ -13,7 +13,7 @@ use ruff_python_ast::{self as ast, Expr};
 use ruff_text_size::TextRange;
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use super::limits::MAX_CALL_SITES;
+use super::limits::{MAX_CALL_SITES, MAX_MODULE_MODEL_BYTES};
 use super::semantic::ScopeId;
 use super::value::{At, Resolved};
 use capslint_diagnostics::registry::Rule;
@@ -304,6 +304,8 @@ pub struct FollowedCalls {
     /// The findings of each function's body as a call passing nothing would give them, by nesting depth:
     /// what a call's own findings are compared with.
     baselines: RefCell<FxHashMap<(usize, usize), Rc<FindingKeys>>>,
+    /// How many bytes of other modules' code were modelled to follow calls into their functions.
+    model_bytes: std::cell::Cell<u64>,
 }
 
 impl FollowedCalls {
@@ -317,6 +319,22 @@ impl FollowedCalls {
             count if count <= MAX_CALL_SITES => Site::Followed,
             count if count == MAX_CALL_SITES + 1 => Site::FirstBeyond,
             _ => Site::Beyond,
+        }
+    }
+
+    /// Counts `bytes` more of another module's code to model for a call: whether they are within
+    /// [`MAX_MODULE_MODEL_BYTES`] for the file, the first call beyond, or a later one.
+    pub fn take_model_bytes(&self, bytes: u64) -> Site {
+        let before = self.model_bytes.get();
+        let after = before.saturating_add(bytes);
+        if after <= MAX_MODULE_MODEL_BYTES {
+            self.model_bytes.set(after);
+            Site::Followed
+        } else if before <= MAX_MODULE_MODEL_BYTES {
+            self.model_bytes.set(MAX_MODULE_MODEL_BYTES + 1);
+            Site::FirstBeyond
+        } else {
+            Site::Beyond
         }
     }
 

@@ -9,9 +9,9 @@
 //!
 //! Bounded as calls of the module's own functions are ([`super::interprocedural`]): the calls followed
 //! one inside the other ([`MAX_CALL_DEPTH`], shared), the calls of one function per file
-//! ([`crate::limits::MAX_CALL_SITES`]), and the file's budget, which pays for building the other module's
-//! model and walking the body for each call. A limit reached on a call whose values may matter is CAP003
-//! at the call.
+//! ([`crate::limits::MAX_CALL_SITES`]), the other modules' code modelled for one file (each call builds
+//! its callee's module's model: [`crate::limits::MAX_MODULE_MODEL_BYTES`]), and the file's budget, which
+//! pays for each walk of a body. A limit reached on a call whose values may matter is CAP003 at the call.
 
 use std::sync::Arc;
 
@@ -133,8 +133,15 @@ fn follow<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall, function: 
         }
         Site::Beyond => return,
     }
-    // Building the other module's model, and walking the body twice at most (the baseline once).
-    let units = (module.file.text().len() as u64 + u64::from(def.range.len().to_u32())) / WALK_BYTES_PER_STEP + 1;
+    match checker.followed.take_model_bytes(module.file.text().len() as u64) {
+        Site::Followed => {}
+        Site::FirstBeyond => {
+            checker.note_cut(Some(Cut::here(Limit::ModuleModels, call.func.range())), true, call.range());
+            return;
+        }
+        Site::Beyond => return,
+    }
+    let units = u64::from(def.range.len().to_u32()) / WALK_BYTES_PER_STEP + 1;
     if !checker.resolver.spend_walk(units, call.start()) {
         return;
     }

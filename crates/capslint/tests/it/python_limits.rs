@@ -10,7 +10,7 @@ use capslint_linter::lint::{self, Input};
 use capslint_python::ProjectIndex;
 use capslint_python::limits::{
     MAX_ALTERNATIVES, MAX_CALL_DEPTH, MAX_CALL_SITES, MAX_DEPTH, MAX_DICT_NESTING, MAX_ENV_SOURCE_NESTING, MAX_HOPS,
-    MAX_MODULE_BYTES,
+    MAX_MODULE_BYTES, MAX_MODULE_MODEL_BYTES,
 };
 use capslint_workspace::discover::FileKind;
 use capslint_workspace::settings::Overrides;
@@ -378,4 +378,25 @@ fn calls_of_another_module_s_function_are_followed_to_the_call_sites_limit() {
     assert_eq!(codes.iter().filter(|code| **code == "CAP003").count(), 1);
     let cut = diagnostics.iter().find(|diagnostic| diagnostic.rule().code() == "CAP003").unwrap();
     assert_eq!(cut.start().row, sites + 3, "the first call beyond the limit is cut: {}", cut.finding.message);
+}
+
+#[test]
+fn calls_into_large_modules_are_followed_to_the_modelled_bytes_limit() {
+    // A module of nearly 1 MiB: each call followed analyses it again.
+    let padding = "# padding\n".repeat(90_000);
+    let module = format!(
+        "from sklearn.ensemble import RandomForestClassifier\n{padding}\ndef fit(n_jobs):\n    \
+         return RandomForestClassifier(n_jobs=n_jobs)\n"
+    );
+    let followed = (MAX_MODULE_MODEL_BYTES / module.len() as u64) as usize;
+    let main: String = std::iter::once("from m import fit\n\n".to_string())
+        .chain((0..followed + 5).map(|_| "fit(-1)\n".to_string()))
+        .collect();
+    let diagnostics = lint_project(&[("m.py".to_string(), module), ("main.py".to_string(), main)]);
+    let codes = codes(&diagnostics);
+    assert_eq!(codes.iter().filter(|code| **code == "CAP101").count(), followed);
+    let cuts: Vec<&Diagnostic> = diagnostics.iter().filter(|diagnostic| diagnostic.rule().code() == "CAP003").collect();
+    assert_eq!(cuts.len(), 1, "{}", render_full(&diagnostics));
+    assert!(cuts[0].finding.message.contains("other modules' code analysed per file"), "{}", cuts[0].finding.message);
+    assert_eq!(cuts[0].start().row, followed + 3);
 }
