@@ -346,10 +346,14 @@ fn check_python(
     if !any_python && !any_manifest && !rules.contains(Rule::SyntaxError) {
         return (Vec::new(), Vec::new());
     }
-    if settings.prefilter && !prefilter::may_have_findings(file.text()) {
+    let path = capslint_workspace::paths::absolute(file.path(), settings.cwd());
+    // A file that calls a function of another module of the project may have findings at the call.
+    if settings.prefilter
+        && !prefilter::may_have_findings(file.text())
+        && !project.imports_module_with_findings(&path, file.text())
+    {
         return (Vec::new(), Vec::new());
     }
-    let path = capslint_workspace::paths::absolute(file.path(), settings.cwd());
     let outcome = python::check(file.text(), rules, settings, Some(ProjectContext { index: project, file: &path }));
     let scope = Scope::Python { file, rules, comments: &outcome.comments, findings: outcome.findings };
     let findings = suppress::apply(scope).into_iter().map(|(_, finding)| finding).collect();

@@ -13,9 +13,9 @@ use ruff_python_ast::{self as ast, Expr};
 use ruff_text_size::TextRange;
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use super::limits::MAX_CALL_SITES;
+use super::limits::{MAX_CALL_SITES, MAX_MODULE_MODEL_BYTES};
 use super::semantic::ScopeId;
-use super::value::At;
+use super::value::{At, Resolved};
 use capslint_diagnostics::registry::Rule;
 
 /// What one parameter is bound to by a call.
@@ -39,6 +39,8 @@ pub enum Argument<'a> {
         /// Where the call is.
         at: At,
     },
+    /// A value a call in another module passes, evaluated there (its places are in that module).
+    Value(Resolved<'a>),
 }
 
 /// The parameters of the functions whose calls are being followed, each function's scope once: a call
@@ -72,6 +74,12 @@ impl<'a> CallFrames<'a> {
         frames.bind(scope, arguments);
         frames.calls += 1;
         Rc::new(frames)
+    }
+
+    /// Frames for a module other than the caller's, whose calls start `depth` calls deep.
+    #[must_use]
+    pub fn at_depth(depth: usize) -> Self {
+        CallFrames { calls: depth, ..CallFrames::default() }
     }
 
     /// Binds the parameters of the function of `scope` (a constructor's `__init__`) to `arguments`.
@@ -120,6 +128,37 @@ pub fn bind<'a>(
     call_at: At,
     receiver: bool,
 ) -> Vec<(String, Argument<'a>)> {
+    binding(function, call, receiver)
+        .into_iter()
+        .map(|(name, bound)| {
+            let argument = match bound {
+                Bound::Passed(expr) => Argument::Expr { expr, at: call_at, passed: true },
+                Bound::Default(expr) => Argument::Expr { expr, at: def_at, passed: false },
+                Bound::Keywords(keywords) => Argument::Keywords { keywords, at: call_at },
+            };
+            (name, argument)
+        })
+        .collect()
+}
+
+/// What one parameter is bound to, before evaluation: the function (`'f`) and the call (`'c`) may be in
+/// different modules.
+#[derive(Debug, Clone)]
+pub enum Bound<'f, 'c> {
+    /// An argument of the call.
+    Passed(&'c Expr),
+    /// The parameter's default.
+    Default(&'f Expr),
+    /// `**kwargs`: the call's keywords that no parameter takes.
+    Keywords(Vec<&'c ast::Keyword>),
+}
+
+/// The parameters of `function` that `call` binds, as [`bind`] binds them, not yet placed.
+pub fn binding<'f, 'c>(
+    function: &'f ast::StmtFunctionDef,
+    call: &'c ast::ExprCall,
+    receiver: bool,
+) -> Vec<(String, Bound<'f, 'c>)> {
     let parameters = &function.parameters;
     let arguments = &call.arguments;
     let mut positional: Vec<&ast::ParameterWithDefault> =
@@ -133,14 +172,14 @@ pub fn bind<'a>(
     let unknown_from = star.unwrap_or(usize::MAX);
     // An unknown `**splat` may fill any parameter a keyword can.
     let double_star = arguments.keywords.iter().any(|keyword| keyword.arg.is_none());
-    let mut bound: Vec<(String, Argument<'a>)> = Vec::new();
+    let mut bound: Vec<(String, Bound<'f, 'c>)> = Vec::new();
     let mut unknown: Vec<&str> = Vec::new();
     for (index, parameter) in positional.iter().enumerate() {
         let name = parameter.parameter.name.as_str();
         if index >= unknown_from {
             unknown.push(name);
         } else if let Some(expr) = arguments.args.get(index) {
-            bound.push((name.to_string(), Argument::Expr { expr, at: call_at, passed: true }));
+            bound.push((name.to_string(), Bound::Passed(expr)));
         }
     }
     let takes_keyword = |name: &str| {
@@ -151,13 +190,13 @@ pub fn bind<'a>(
             .chain(&parameters.kwonlyargs)
             .any(|parameter| parameter.parameter.name.as_str() == name)
     };
-    let mut extra: Vec<&'a ast::Keyword> = Vec::new();
+    let mut extra: Vec<&'c ast::Keyword> = Vec::new();
     for keyword in &arguments.keywords {
         match &keyword.arg {
             Some(arg) if takes_keyword(arg.as_str()) => {
                 let name = arg.as_str();
                 bound.retain(|(bound_name, _)| bound_name != name);
-                bound.push((name.to_string(), Argument::Expr { expr: &keyword.value, at: call_at, passed: true }));
+                bound.push((name.to_string(), Bound::Passed(&keyword.value)));
             }
             _ => extra.push(keyword),
         }
@@ -171,11 +210,11 @@ pub fn bind<'a>(
             && !may_be_splatted
             && let Some(default) = parameter.default.as_deref()
         {
-            bound.push((name.to_string(), Argument::Expr { expr: default, at: def_at, passed: false }));
+            bound.push((name.to_string(), Bound::Default(default)));
         }
     }
     if let Some(kwargs) = &parameters.kwarg {
-        bound.push((kwargs.name.to_string(), Argument::Keywords { keywords: extra, at: call_at }));
+        bound.push((kwargs.name.to_string(), Bound::Keywords(extra)));
     }
     bound
 }
@@ -265,6 +304,8 @@ pub struct FollowedCalls {
     /// The findings of each function's body as a call passing nothing would give them, by nesting depth:
     /// what a call's own findings are compared with.
     baselines: RefCell<FxHashMap<(usize, usize), Rc<FindingKeys>>>,
+    /// How many bytes of other modules' code were modelled to follow calls into their functions.
+    model_bytes: std::cell::Cell<u64>,
 }
 
 impl FollowedCalls {
@@ -278,6 +319,22 @@ impl FollowedCalls {
             count if count <= MAX_CALL_SITES => Site::Followed,
             count if count == MAX_CALL_SITES + 1 => Site::FirstBeyond,
             _ => Site::Beyond,
+        }
+    }
+
+    /// Counts `bytes` more of another module's code to model for a call: whether they are within
+    /// [`MAX_MODULE_MODEL_BYTES`] for the file, the first call beyond, or a later one.
+    pub fn take_model_bytes(&self, bytes: u64) -> Site {
+        let before = self.model_bytes.get();
+        let after = before.saturating_add(bytes);
+        if after <= MAX_MODULE_MODEL_BYTES {
+            self.model_bytes.set(after);
+            Site::Followed
+        } else if before <= MAX_MODULE_MODEL_BYTES {
+            self.model_bytes.set(MAX_MODULE_MODEL_BYTES + 1);
+            Site::FirstBeyond
+        } else {
+            Site::Beyond
         }
     }
 
@@ -350,6 +407,7 @@ mod tests {
                         keywords.iter().map(|k| k.arg.as_ref().map_or("**", |arg| arg.as_str())).collect();
                     format!("{name}={{{}}}", names.join(","))
                 }
+                Argument::Value(_) => unreachable!("`bind` evaluates nothing"),
             })
             .collect();
         bound.sort();

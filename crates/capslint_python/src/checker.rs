@@ -10,6 +10,7 @@ use ruff_text_size::{Ranged, TextRange, TextSize};
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::cell::{OnceCell, RefCell};
 use std::rc::Rc;
+use std::sync::Arc;
 
 use super::calls::FollowedCalls;
 
@@ -25,6 +26,7 @@ use super::value::Alternative;
 use capslint_diagnostics::diagnostic::Finding;
 use capslint_diagnostics::registry::Rule;
 use capslint_diagnostics::selection::RuleSet;
+use capslint_diagnostics::source::SourceFile;
 use capslint_diagnostics::source::cells::CellMap;
 use capslint_pod_template::PodTemplateCall;
 
@@ -75,6 +77,9 @@ pub struct Checker<'m, 'a> {
     for_call: bool,
     /// The arguments of the call the rules are checking, read once for all of them.
     call_arguments: RefCell<Option<(TextRange, CallArguments<'a>)>>,
+    /// The module's file as other modules' related locations name it, made when a call into another
+    /// module is first followed; shared with the checkers of the module's bodies.
+    file: Rc<OnceCell<Arc<SourceFile>>>,
 }
 
 impl<'m, 'a> Checker<'m, 'a> {
@@ -108,7 +113,36 @@ impl<'m, 'a> Checker<'m, 'a> {
             followed: Rc::default(),
             for_call: false,
             call_arguments: RefCell::default(),
+            file: Rc::default(),
         }
+    }
+
+    /// A checker of the body of `function` of another module of the project (`file`, whose model
+    /// `resolver` reads) for one call of it from this module, whose arguments `resolver`'s frames bind:
+    /// the same rules, never strict, sharing the calls followed so far. Its fixes are never offered.
+    pub fn for_module_call<'n, 'b>(
+        &self,
+        resolver: Resolver<'n, 'b>,
+        file: &'b Arc<SourceFile>,
+        function: &'b ast::StmtFunctionDef,
+        scope: ScopeId,
+    ) -> Checker<'n, 'b> {
+        let fixes = super::fix_writer::FixWriter::default();
+        let mut checker = Checker::new(resolver, self.rules, false, file.text(), fixes);
+        checker.scope = scope;
+        checker.functions.push((function.name.as_str(), ScopeId::MODULE));
+        checker.followed = Rc::clone(&self.followed);
+        checker.for_call = true;
+        checker.file = Rc::new(OnceCell::from(Arc::clone(file)));
+        checker
+    }
+
+    /// The module's file, as another module's related locations name it.
+    pub fn own_file(&self) -> Arc<SourceFile> {
+        Arc::clone(self.file.get_or_init(|| match self.resolver.project() {
+            Some(project) => project.source_file(self.source),
+            None => Arc::new(SourceFile::new(std::path::PathBuf::new(), String::new(), self.source.to_string())),
+        }))
     }
 
     /// A checker of the body of `function` (its own scope `scope`, its `def` in `def_scope`) for one call
@@ -130,6 +164,7 @@ impl<'m, 'a> Checker<'m, 'a> {
         checker.followed = Rc::clone(&self.followed);
         checker.cluster_fits = self.cluster_fits.clone();
         checker.for_call = true;
+        checker.file = Rc::clone(&self.file);
         checker
     }
 

@@ -12,7 +12,7 @@ use capslint_diagnostics::fix::Edit;
 const BUILTINS: &[&str] = &["int", "float", "min", "max", "round", "len", "abs", "str", "bool", "sum", "divmod", "pow"];
 
 /// The thread-count expression and the imports it needs, for one module.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct FixWriter {
     expression: String,
     /// `import NAME` lines to add, and where.

@@ -25,7 +25,7 @@ use capslint_diagnostics::diagnostic::Finding;
 
 /// How many bytes of a function's body one unit of the file's budget pays for, each time the body is
 /// walked for a call.
-const WALK_BYTES_PER_STEP: u64 = 16;
+pub const WALK_BYTES_PER_STEP: u64 = 16;
 
 /// How many functions of the module the search for a relevant one passes through before it counts the
 /// function as relevant.
@@ -37,7 +37,10 @@ const TRANSPARENT_DECORATORS: &[&str] = &["staticmethod", "classmethod", "wraps"
 /// Follows `call` into the body of the function of this module it calls, when it does, and reports at
 /// the call what the call's values cause there.
 pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall) {
-    let Some(Callee { function, def_scope, receiver, constructor }) = callee(checker, call) else { return };
+    let Some(Callee { function, def_scope, receiver, constructor }) = callee(checker, call) else {
+        super::crossmodule::call(checker, call);
+        return;
+    };
     if !is_plain(function) {
         return;
     }
@@ -231,7 +234,7 @@ impl<'a> Body<'a> {
 }
 
 /// Whether the function is called as written: no decorator but the ones that keep it so.
-fn is_plain(function: &ast::StmtFunctionDef) -> bool {
+pub fn is_plain(function: &ast::StmtFunctionDef) -> bool {
     function.decorator_list.iter().all(|decorator| {
         let expr = match &decorator.expression {
             Expr::Call(call) => call.func.as_ref(),
@@ -255,6 +258,7 @@ fn passes_known_value<'a>(checker: &Checker<'_, 'a>, arguments: &[(String, Argum
         }
         Argument::Keywords { keywords, .. } => !keywords.is_empty(),
         Argument::Expr { passed: false, .. } => false,
+        Argument::Value(resolved) => !matches!(resolved.value, Value::Unknown(_)),
     })
 }
 
@@ -262,7 +266,7 @@ fn passes_known_value<'a>(checker: &Checker<'_, 'a>, arguments: &[(String, Argum
 /// [`MAX_RELEVANCE_FUNCTIONS`] followed, beyond which it counts as relevant), holds anything a rule checks:
 /// a call of a callee a rule knows, or one of the words without which no rule fires
 /// ([`crate::prefilter_words`]).
-fn is_relevant<'a>(checker: &Checker<'_, 'a>, function: &'a ast::StmtFunctionDef) -> bool {
+pub fn is_relevant<'a>(checker: &Checker<'_, 'a>, function: &'a ast::StmtFunctionDef) -> bool {
     let model = checker.resolver.model();
     let words = crate::prefilter_words();
     let mut seen: FxHashSet<usize> = FxHashSet::default();
@@ -342,20 +346,7 @@ fn rehome(
         })
     };
     let primary = finding.secondary.iter().find_map(|label| passing(label.range)).unwrap_or(call.func.range());
-    let mut message = finding.message;
-    if !finding.related.is_empty()
-        && let Some(end) = message.rfind(" (see ")
-    {
-        message.truncate(end);
-    }
-    // Through several calls: the outermost first.
-    let message = match message.rfind(THROUGH) {
-        Some(start) => {
-            let inner = message[start + THROUGH.len()..].trim_end_matches(')').to_string();
-            format!("{}{THROUGH}{name}`, then `{inner})", &message[..start])
-        }
-        None => format!("{message}{THROUGH}{name}`)"),
-    };
+    let message = through_message(finding.message, !finding.related.is_empty(), name);
     let mut moved = Finding::new(finding.rule, primary, message).label(finding.label);
     if let Some(help) = finding.help {
         moved = moved.help(help);
@@ -369,4 +360,19 @@ fn rehome(
         moved = moved.related(related.file, related.range, related.text);
     }
     checker.point_to(moved, inside, &format!("the value is used here, in `{name}`"))
+}
+
+/// The message of a finding moved to a call of `name`: the places in other files it named dropped (the
+/// moved finding names its own) and the call added to the calls it came through, the outermost first.
+pub fn through_message(mut message: String, names_related: bool, name: &str) -> String {
+    if names_related && let Some(end) = message.rfind(" (see ") {
+        message.truncate(end);
+    }
+    match message.rfind(THROUGH) {
+        Some(start) => {
+            let inner = message[start + THROUGH.len()..].trim_end_matches(')').to_string();
+            format!("{}{THROUGH}{name}`, then `{inner})", &message[..start])
+        }
+        None => format!("{message}{THROUGH}{name}`)"),
+    }
 }

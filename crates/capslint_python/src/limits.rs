@@ -36,6 +36,11 @@ pub const MAX_CALL_DEPTH: u32 = 3;
 /// How many calls of one function of the module are followed into its body, per file: the calls beyond
 /// them are not followed, and the first of them is reported as cut.
 pub const MAX_CALL_SITES: u32 = 256;
+
+/// How many bytes of other modules of the project one file builds semantic models of, to follow its
+/// calls into their functions (each call builds its callee's module's model): the calls beyond are not
+/// followed, and the first of them is reported as cut.
+pub const MAX_MODULE_MODEL_BYTES: u64 = 16 << 20;
 // Where an estimator with `n_jobs=-1` runs (`super::cluster_fits`): reaching one of these keeps the
 // finding, so none hides one and none is CAP003.
 
@@ -78,6 +83,8 @@ pub enum Limit {
     CallDepth,
     /// More than [`MAX_CALL_SITES`] calls of one function of the module followed into its body.
     CallSites,
+    /// More than [`MAX_MODULE_MODEL_BYTES`] of other modules' code modelled to follow one file's calls.
+    ModuleModels,
     /// The file's own work budget ([`super::budget`]), which reports the whole file instead.
     Budget,
 }
@@ -106,6 +113,10 @@ impl Limit {
                 format!("the limit of {MAX_CALL_DEPTH} nested calls followed into the module's functions")
             }
             Limit::CallSites => format!("the limit of {MAX_CALL_SITES} calls followed into one function per file"),
+            Limit::ModuleModels => format!(
+                "the {} MiB limit on other modules' code analysed per file to follow calls into their functions",
+                MAX_MODULE_MODEL_BYTES >> 20
+            ),
             Limit::Budget => "this file's work budget".to_string(),
         }
     }

@@ -1,9 +1,16 @@
-//! What resolution asks of the rest of the project: the value another module gives an imported name, and
-//! the pod operator an imported class stands for. The project index answers ([`super::project`]); the
-//! resolver only asks, so it does not depend on how modules are found, read and summarised.
+//! What resolution asks of the rest of the project: the value another module gives an imported name, the
+//! pod operator an imported class stands for, and the function an imported name is. The project index
+//! answers ([`super::project`]); the resolver only asks, so it does not depend on how modules are found,
+//! read and summarised.
+
+use std::sync::Arc;
+
+use ruff_text_size::TextRange;
 
 use super::limits::Cut;
+use super::project_module::ProjectModule;
 use super::value::{CapNames, Resolved};
+use capslint_diagnostics::source::SourceFile;
 
 /// The other modules of the project, as resolution sees them.
 pub trait ProjectLookup {
@@ -15,4 +22,22 @@ pub trait ProjectLookup {
     /// without an `__init__` of its own that may set resources or environment; the [`Cut`] when a limit
     /// stopped the lookup.
     fn pod_operator(&self, qualified: &str, caps: &CapNames) -> Result<Option<String>, Cut>;
+
+    /// The module-level function of another module of the project that the imported name `qualified`
+    /// is; `Ok(None)` when it is none, the [`Cut`] when a limit stopped the lookup.
+    fn function(&self, qualified: &str, caps: &CapNames) -> Result<Option<ProjectFunction<'_>>, Cut>;
+
+    /// The file being checked, holding `text`, as another module's related locations name it.
+    fn source_file(&self, text: &str) -> Arc<SourceFile>;
+}
+
+/// A function of another module of the project: its parsed module, its `def`, and the project as that
+/// module sees it (for the names it imports).
+pub struct ProjectFunction<'p> {
+    /// The module.
+    pub module: Arc<ProjectModule>,
+    /// The range of the `def`.
+    pub def: TextRange,
+    /// The project, seen from that module.
+    pub project: Box<dyn ProjectLookup + 'p>,
 }

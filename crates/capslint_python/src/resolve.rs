@@ -112,6 +112,21 @@ impl<'m, 'a> Resolver<'m, 'a> {
         self.frames.as_ref()?.get(scope, name)
     }
 
+    /// The project's other modules, when imported names are resolved through them.
+    pub fn project(&self) -> Option<&'m dyn ProjectLookup> {
+        self.project
+    }
+
+    /// The cap names this resolver recognises.
+    pub fn caps(&self) -> &'m CapNames {
+        self.caps
+    }
+
+    /// The file's budget.
+    pub fn budget(&self) -> &'m Budget {
+        self.budget
+    }
+
     /// Resolves imported names through the project's other modules.
     #[must_use]
     pub fn with_project(mut self, project: &'m dyn ProjectLookup) -> Self {
@@ -717,6 +732,7 @@ impl<'m, 'a> Resolver<'m, 'a> {
                 dict.dedup();
                 Resolved::of(Value::Dict(Rc::new(dict)))
             }
+            Argument::Value(resolved) => resolved.clone(),
         }
     }
 

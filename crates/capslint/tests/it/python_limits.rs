@@ -9,7 +9,8 @@ use capslint_diagnostics::diagnostic::Diagnostic;
 use capslint_linter::lint::{self, Input};
 use capslint_python::ProjectIndex;
 use capslint_python::limits::{
-    MAX_ALTERNATIVES, MAX_CALL_DEPTH, MAX_DEPTH, MAX_DICT_NESTING, MAX_ENV_SOURCE_NESTING, MAX_HOPS, MAX_MODULE_BYTES,
+    MAX_ALTERNATIVES, MAX_CALL_DEPTH, MAX_CALL_SITES, MAX_DEPTH, MAX_DICT_NESTING, MAX_ENV_SOURCE_NESTING, MAX_HOPS,
+    MAX_MODULE_BYTES, MAX_MODULE_MODEL_BYTES,
 };
 use capslint_workspace::discover::FileKind;
 use capslint_workspace::settings::Overrides;
@@ -331,4 +332,71 @@ fn a_value_passed_down_calls_of_the_module_s_functions_is_followed_to_the_call_d
         text.push_str(&format!("def f{length}(n):\n    return RandomForestClassifier(n_jobs=n)\n\n\nf1(-1)\n"));
         lint_chain(&text)
     });
+}
+
+/// A chain of `length` modules, each function calling the next module's, the last passing its parameter
+/// to an estimator; `main.py` calls the first with `-1`.
+fn module_chain(length: usize) -> Vec<(String, String)> {
+    let mut files = Vec::new();
+    for level in 1..length {
+        let next = level + 1;
+        files.push((
+            format!("m{level}.py"),
+            format!("from m{next} import f{next}\n\ndef f{level}(n_jobs):\n    return f{next}(n_jobs)\n"),
+        ));
+    }
+    files.push((
+        format!("m{length}.py"),
+        format!("from sklearn.ensemble import RandomForestClassifier\n\ndef f{length}(n_jobs):\n    return RandomForestClassifier(n_jobs=n_jobs)\n"),
+    ));
+    files.push(("main.py".to_string(), "from m1 import f1\n\nf1(-1)\n".to_string()));
+    files
+}
+
+#[test]
+fn a_value_passed_down_calls_of_other_modules_functions_is_followed_to_the_call_depth_limit() {
+    assert_cut_beyond(MAX_CALL_DEPTH as usize, &["CAP101"], "nested calls", |length| {
+        lint_project(&module_chain(length))
+    });
+    // Ten modules deep: cut once, where the depth ran out.
+    let diagnostics = lint_project(&module_chain(10));
+    assert_eq!(codes(&diagnostics), ["CAP003"], "{}", render_full(&diagnostics));
+}
+
+#[test]
+fn calls_of_another_module_s_function_are_followed_to_the_call_sites_limit() {
+    let module = "from sklearn.ensemble import RandomForestClassifier\n\ndef fit(n_jobs):\n    \
+                  return RandomForestClassifier(n_jobs=n_jobs)\n";
+    let main: String = std::iter::once("from m import fit\n\n".to_string())
+        .chain((0..1_000).map(|_| "fit(-1)\n".to_string()))
+        .collect();
+    let files = [("m.py".to_string(), module.to_string()), ("main.py".to_string(), main)];
+    let diagnostics = lint_project(&files);
+    let sites = MAX_CALL_SITES as usize;
+    let codes = codes(&diagnostics);
+    assert_eq!(codes.iter().filter(|code| **code == "CAP101").count(), sites, "{}", render_full(&diagnostics[..3]));
+    assert_eq!(codes.iter().filter(|code| **code == "CAP003").count(), 1);
+    let cut = diagnostics.iter().find(|diagnostic| diagnostic.rule().code() == "CAP003").unwrap();
+    assert_eq!(cut.start().row, sites + 3, "the first call beyond the limit is cut: {}", cut.finding.message);
+}
+
+#[test]
+fn calls_into_large_modules_are_followed_to_the_modelled_bytes_limit() {
+    // A module of nearly 1 MiB: each call followed analyses it again.
+    let padding = "# padding\n".repeat(90_000);
+    let module = format!(
+        "from sklearn.ensemble import RandomForestClassifier\n{padding}\ndef fit(n_jobs):\n    \
+         return RandomForestClassifier(n_jobs=n_jobs)\n"
+    );
+    let followed = (MAX_MODULE_MODEL_BYTES / module.len() as u64) as usize;
+    let main: String = std::iter::once("from m import fit\n\n".to_string())
+        .chain((0..followed + 5).map(|_| "fit(-1)\n".to_string()))
+        .collect();
+    let diagnostics = lint_project(&[("m.py".to_string(), module), ("main.py".to_string(), main)]);
+    let codes = codes(&diagnostics);
+    assert_eq!(codes.iter().filter(|code| **code == "CAP101").count(), followed);
+    let cuts: Vec<&Diagnostic> = diagnostics.iter().filter(|diagnostic| diagnostic.rule().code() == "CAP003").collect();
+    assert_eq!(cuts.len(), 1, "{}", render_full(&diagnostics));
+    assert!(cuts[0].finding.message.contains("other modules' code analysed per file"), "{}", cuts[0].finding.message);
+    assert_eq!(cuts[0].start().row, followed + 3);
 }

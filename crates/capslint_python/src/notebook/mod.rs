@@ -73,11 +73,14 @@ pub fn check(
         SourceFile::new(file.path().to_path_buf(), file.display_name().to_string(), module.text)
             .with_cells(module.cells),
     );
-    if settings.prefilter && !crate::prefilter::may_have_findings(code.text()) {
+    let path = capslint_workspace::paths::absolute(file.path(), settings.cwd());
+    if settings.prefilter
+        && !crate::prefilter::may_have_findings(code.text())
+        && !project.imports_module_with_findings(&path, code.text())
+    {
         return (code, Vec::new());
     }
     let Some(cells) = code.cells() else { return (code, Vec::new()) };
-    let path = capslint_workspace::paths::absolute(file.path(), settings.cwd());
     let project = crate::ProjectContext { index: project, file: &path };
     let outcome = crate::check_notebook(code.text(), cells, rules, settings, Some(project));
     let scope = capslint_diagnostics::suppress::Scope::Python {

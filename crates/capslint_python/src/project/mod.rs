@@ -13,6 +13,7 @@
 //! files were checked in. A lookup that reaches a limit (more hops, a module too large to read or whose
 //! analysis was stopped) returns the [`Cut`], for the importing file to report.
 
+mod imported_modules;
 pub mod summary;
 
 use std::path::{Path, PathBuf};
@@ -23,8 +24,10 @@ use rustc_hash::FxHashMap;
 use super::libraries;
 use super::limits::{Cut, Limit};
 use super::limits::{MAX_HOPS, MAX_MODULE_BYTES};
-use super::lookup::ProjectLookup;
+use super::lookup::{ProjectFunction, ProjectLookup};
+use super::project_module::ProjectModule;
 use super::value::{CapNames, Resolved};
+use capslint_diagnostics::source::SourceFile;
 use capslint_workspace::confine::Confinement;
 use summary::{Export, ModuleSummary, Unread};
 
@@ -33,6 +36,8 @@ pub const MAX_ANCESTORS: usize = 4;
 
 type SummaryCell = Arc<OnceLock<Result<Arc<ModuleSummary>, Unread>>>;
 
+type TreeCell = Arc<OnceLock<Result<Arc<ProjectModule>, Unread>>>;
+
 /// The modules of one run read so far, shared by every file's check.
 #[derive(Debug)]
 pub struct ProjectIndex {
@@ -40,13 +45,33 @@ pub struct ProjectIndex {
     confinement: Arc<Confinement>,
     summaries: Mutex<FxHashMap<(PathBuf, u64), SummaryCell>>,
     files: Mutex<FxHashMap<PathBuf, bool>>,
+    /// Whether the text of each module read for the prefilter holds the words the rules need.
+    prefiltered: Mutex<FxHashMap<PathBuf, bool>>,
+    /// The modules kept parsed because a call was followed into one of their functions.
+    trees: Mutex<FxHashMap<PathBuf, TreeCell>>,
+}
+
+impl Drop for ProjectIndex {
+    /// Drops the kept trees on a stack deep enough for them, as their analysis ran on
+    /// ([`crate::ANALYSIS_STACK_BYTES`]): dropping a tree recurses once per level of nesting.
+    fn drop(&mut self) {
+        let trees = self.trees.get_mut().map(std::mem::take).unwrap_or_default();
+        stacker::maybe_grow(super::ANALYSIS_STACK_BYTES, super::ANALYSIS_STACK_BYTES, || drop(trees));
+    }
 }
 
 impl ProjectIndex {
     /// An empty index that reads modules only where `confinement` admits; display names of modules read
     /// are relative to `cwd`.
     pub fn new(cwd: PathBuf, confinement: Arc<Confinement>) -> Self {
-        ProjectIndex { cwd, confinement, summaries: Mutex::default(), files: Mutex::default() }
+        ProjectIndex {
+            cwd,
+            confinement,
+            summaries: Mutex::default(),
+            files: Mutex::default(),
+            trees: Mutex::default(),
+            prefiltered: Mutex::default(),
+        }
     }
 
     /// How many modules were read (summarised), for measurements.
@@ -78,6 +103,78 @@ impl ProjectIndex {
             summary::read(path, display, caps, &self.confinement).map(Arc::new)
         })
         .clone()
+    }
+
+    /// Whether `text`, the file at `from`, imports a name from a module of the project (found as
+    /// [`ProjectIndex::locate`] finds it, confined) whose own text passes the prefilter: a call of a
+    /// function of that module may then have findings at the call. Each module's text is read and searched
+    /// once per run, never parsed.
+    pub fn imports_module_with_findings(&self, from: &Path, text: &str) -> bool {
+        imported_modules::imported_names(text).iter().any(|name| {
+            // A module itself (`utils.gcp`), or the module that defines a name (`utils.gcp.etl`).
+            [format!("{name}._"), name.clone()]
+                .iter()
+                .filter_map(|qualified| self.locate(from, qualified))
+                .any(|(path, _)| self.passes_prefilter(&path))
+        })
+    }
+
+    /// Whether the text of the module at `path` passes the prefilter, read once.
+    fn passes_prefilter(&self, path: &Path) -> bool {
+        if let Some(known) = self.prefiltered.lock().ok().and_then(|known| known.get(path).copied()) {
+            return known;
+        }
+        let display = capslint_workspace::discover::display_name(path, &self.cwd);
+        let passes = self
+            .confinement
+            .read_to_string(path, &display, MAX_MODULE_BYTES)
+            .is_ok_and(|text| crate::prefilter::may_have_findings(&text));
+        if let Ok(mut known) = self.prefiltered.lock() {
+            known.insert(path.to_path_buf(), passes);
+        }
+        passes
+    }
+
+    /// The parsed tree of the module `summary` summarises, parsed on first use and kept for the run.
+    fn tree(&self, summary: &ModuleSummary) -> Result<Arc<ProjectModule>, Unread> {
+        let cell = {
+            let mut trees = self.trees.lock().map_err(|_| Unread::Unreadable)?;
+            Arc::clone(trees.entry(summary.path.clone()).or_default())
+        };
+        cell.get_or_init(|| {
+            stacker::maybe_grow(super::ANALYSIS_STACK_BYTES, super::ANALYSIS_STACK_BYTES, || {
+                summary::parse(&summary.file).map(Arc::new)
+            })
+        })
+        .clone()
+    }
+
+    /// The module-level function that `qualified`, imported from `from`, is, with the project as its
+    /// module sees it.
+    fn function<'p>(
+        &'p self,
+        from: &Path,
+        qualified: &str,
+        caps: &CapNames,
+    ) -> Result<Option<ProjectFunction<'p>>, Cut> {
+        let mut trail = Vec::new();
+        let Some(found) = self.export(from, qualified, caps, &mut trail)? else { return Ok(None) };
+        // Only a function of the module the name is imported from: the prefilter reads that module's text
+        // alone ([`ProjectIndex::imports_module_with_findings`]).
+        let Some(Export::Function(def)) = found.export().filter(|_| trail.len() == 1) else { return Ok(None) };
+        let module = match self.tree(&found.summary) {
+            Ok(module) => module,
+            Err(Unread::Limit(limit)) => return Err(self.module_cut(&found.summary.path, limit)),
+            Err(Unread::Unreadable) => return Ok(None),
+        };
+        let project = Box::new(ModuleContext { index: self, file: found.summary.path.clone() });
+        Ok(Some(ProjectFunction { module, def: *def, project }))
+    }
+
+    /// The file at `path` holding `text`, named as the run names it.
+    fn source_file(&self, path: &Path, text: &str) -> Arc<SourceFile> {
+        let display = capslint_workspace::discover::display_name(path, &self.cwd);
+        Arc::new(SourceFile::new(path.to_path_buf(), display, text.to_string()))
     }
 
     /// The cut of a lookup that needed the module at `path`, which was not summarised because of `limit`.
@@ -161,7 +258,9 @@ impl ProjectIndex {
                 let target = if rest.is_empty() { target.clone() } else { format!("{target}.{}", rest.join(".")) };
                 return self.export(&path, &target, caps, trail);
             }
-            (Export::Class(_), []) | (Export::Value(_), []) => Some(Found { summary, path: vec![first.clone()] }),
+            (Export::Class(_), []) | (Export::Value(_), []) | (Export::Function(_), []) => {
+                Some(Found { summary, path: vec![first.clone()] })
+            }
             (Export::Class(class), [attribute]) if class.attributes.contains_key(attribute) => {
                 Some(Found { summary, path: vec![first.clone(), attribute.clone()] })
             }
@@ -244,6 +343,38 @@ impl ProjectLookup for ProjectContext<'_> {
         }
         Err(Cut::at_subject(Limit::ModuleHops, format!("`{current}`")))
     }
+
+    fn function(&self, qualified: &str, caps: &CapNames) -> Result<Option<ProjectFunction<'_>>, Cut> {
+        self.index.function(self.file, qualified, caps)
+    }
+
+    fn source_file(&self, text: &str) -> Arc<SourceFile> {
+        self.index.source_file(self.file, text)
+    }
+}
+
+/// The project as another module of it sees it: the names that module imports are found from its path.
+struct ModuleContext<'m> {
+    index: &'m ProjectIndex,
+    file: PathBuf,
+}
+
+impl ProjectLookup for ModuleContext<'_> {
+    fn value(&self, qualified: &str, caps: &CapNames) -> Result<Option<Resolved<'static>>, Cut> {
+        ProjectContext { index: self.index, file: &self.file }.value(qualified, caps)
+    }
+
+    fn pod_operator(&self, qualified: &str, caps: &CapNames) -> Result<Option<String>, Cut> {
+        ProjectContext { index: self.index, file: &self.file }.pod_operator(qualified, caps)
+    }
+
+    fn function(&self, qualified: &str, caps: &CapNames) -> Result<Option<ProjectFunction<'_>>, Cut> {
+        self.index.function(&self.file, qualified, caps)
+    }
+
+    fn source_file(&self, text: &str) -> Arc<SourceFile> {
+        self.index.source_file(&self.file, text)
+    }
 }
 
 #[cfg(test)]
@@ -310,5 +441,24 @@ mod tests {
         let from = dir.path().join("main.py");
         assert_eq!(value(&index, &from, "conf.N"), None);
         assert_eq!(value(&index, &from, "conf.M"), Some(-1));
+    }
+
+    #[test]
+    fn a_file_passes_the_prefilter_through_a_module_it_imports_whose_text_passes_it() {
+        let dir = project(&[
+            (
+                "utils/gcp.py",
+                "from ops import GKEPodOperator\ndef etl(task_id, **kwargs):\n    return GKEPodOperator(task_id=task_id, **kwargs)\n",
+            ),
+            ("utils/text.py", "def shout(text):\n    return text.upper()\n"),
+            ("dags/a.py", ""),
+        ]);
+        let index = ProjectIndex::new(dir.path().to_path_buf(), Arc::new(Confinement::new([dir.path().to_path_buf()])));
+        let from = dir.path().join("dags/a.py");
+        assert!(index.imports_module_with_findings(&from, "from utils.gcp import etl\netl(task_id='x')\n"));
+        assert!(index.imports_module_with_findings(&from, "import utils.gcp as gcp\n"));
+        assert!(!index.imports_module_with_findings(&from, "from utils.text import shout\nshout('x')\n"));
+        assert!(!index.imports_module_with_findings(&from, "from utils.missing import etl\n"));
+        assert_eq!(index.modules_read(), 0, "the prefilter parses no module");
     }
 }

@@ -16,6 +16,7 @@ use super::MAX_MODULE_BYTES;
 use crate::budget::Budget;
 use crate::limits::{Cut, Limit, MAX_DICT_NESTING};
 use crate::prescan;
+use crate::project_module::ProjectModule;
 use crate::recovery::Distrusted;
 use crate::resolve::{Resolver, init_sets_pod_arguments};
 use crate::semantic::{Binding, BindingKind, ScopeId, SemanticModel};
@@ -47,6 +48,9 @@ pub enum Export {
     Alias(String),
     /// A class.
     Class(ExportedClass),
+    /// A module-level function, by the range of its `def` (its body is read from the module's tree when a
+    /// call is followed into it).
+    Function(TextRange),
 }
 
 /// A class: its bases (for pod-operator subclasses) and its attributes (`Defaults.N_JOBS`).
@@ -202,6 +206,18 @@ pub fn read(
     Ok(ModuleSummary { path: path.to_path_buf(), file, names })
 }
 
+/// Parses the text of a module already summarised (so within [`MAX_MODULE_BYTES`] and the prescan's
+/// bounds), keeping its tree.
+pub fn parse(file: &Arc<SourceFile>) -> Result<ProjectModule, Unread> {
+    let pending = prescan::before_parsing(file.text()).map_err(|_| Unread::Limit(Limit::ModuleBudget))?;
+    let parsed = parse_unchecked_source(file.text(), PySourceType::Python);
+    prescan::after_parsing(file.text(), parsed.tokens(), pending).map_err(|_| Unread::Limit(Limit::ModuleBudget))?;
+    if !parsed.errors().is_empty() {
+        return Err(Unread::Unreadable);
+    }
+    Ok(ProjectModule { file: Arc::clone(file), parsed })
+}
+
 fn summarise(text: &str, caps: &CapNames, pending: prescan::Pending) -> Result<FxHashMap<String, Export>, Unread> {
     let parsed = parse_unchecked_source(text, PySourceType::Python);
     prescan::after_parsing(text, parsed.tokens(), pending).map_err(|_| Unread::Limit(Limit::ModuleBudget))?;
@@ -230,6 +246,7 @@ fn scope_exports<'a>(
         let export = match bindings {
             [Binding { kind: BindingKind::Import(index), .. }] => Some(Export::Alias(model.import_name(*index).into())),
             [Binding { kind: BindingKind::Class(class), .. }] if module => class_export(resolver, text, class),
+            [Binding { kind: BindingKind::Function(function), .. }] if module => Some(Export::Function(function.range)),
             _ if bindings
                 .iter()
                 .any(|binding| matches!(binding.kind, BindingKind::Import(_) | BindingKind::Class(_))) =>
