@@ -44,5 +44,6 @@ mod runtime_exec;
 mod runtime_fixtures;
 mod runtime_init;
 mod runtime_probe;
+mod runtime_watch;
 mod workspace_layout;
 mod yaml_corpus;
