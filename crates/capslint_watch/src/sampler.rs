@@ -279,6 +279,23 @@ mod tests {
     }
 
     #[test]
+    fn a_deep_chain_and_a_parent_cycle_are_walked_without_recursion_or_loops() {
+        // A chain 300 processes deep below the root, and two processes that name each other as parent.
+        let mut processes: Vec<(u32, String, u32, u64, Vec<char>)> =
+            (0..300u32).map(|i| (100 + i, format!("p{i}"), if i == 0 { 10 } else { 99 + i }, 1, vec!['R'])).collect();
+        processes.push((5000, "a".into(), 5001, 1, vec!['R']));
+        processes.push((5001, "b".into(), 5000, 1, vec!['R']));
+        let borrowed: Vec<(u32, &str, u32, u64, &[char])> = processes
+            .iter()
+            .map(|(pid, comm, ppid, utime, states)| (*pid, comm.as_str(), *ppid, *utime, &states[..]))
+            .collect();
+        let proc = fake_proc(&borrowed);
+        let tree = read_tree(proc.path(), 10);
+        assert_eq!((tree.processes, tree.runnable, tree.ticks), (300, 300, 300));
+        assert_eq!(read_tree(proc.path(), 5000).processes, 1);
+    }
+
+    #[test]
     fn a_missing_proc_is_an_empty_tree() {
         assert_eq!(read_tree(Path::new("/nonexistent"), 1), Tree::default());
     }
