@@ -229,3 +229,30 @@ fn the_metrics_endpoint_serves_the_tree_the_limit_throttling_and_the_verdicts() 
     let _ = child.kill();
     assert_eq!(status.and_then(|s| s.code()), Some(0));
 }
+
+#[test]
+fn as_pid_1_of_a_namespace_the_watch_sees_the_tree_and_passes_the_exit_code() {
+    let _serial = REAL_CGROUP_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    if let Err(why) = pid_namespaces() {
+        return skip(&why);
+    }
+    let Some(cgroup) = one_cpu_cgroup() else { return };
+    let marker = Marker::new();
+    let script = busy(4, 4, 9);
+    let mut args: Vec<&str> = UNSHARE_PID.to_vec();
+    let binary = binary().display().to_string();
+    args.extend_from_slice(&[binary.as_str(), "exec", "--quiet"]);
+    args.extend_from_slice(&WATCH);
+    args.extend_from_slice(&["--", "sh", "-c", &script]);
+    let command = cgroup.command("unshare", &args, &[("CPU_LIMIT", "1".to_owned()), marker.var()]);
+    let output = finish(command);
+    assert_eq!(output.status.code(), Some(9), "{}", describe(&output));
+    let events = events(&output);
+    let over = events
+        .iter()
+        .find(|line| line.starts_with("event=pod_oversubscribed "))
+        .unwrap_or_else(|| panic!("no oversubscription reported: {}", describe(&output)));
+    // PID 1 is capslint: the workload's shell is PID 2 of the namespace, and leads the list.
+    assert!(over.contains(" top=\"2:sh:1 "), "{over}");
+    assert_eq!(marker.wait_until_gone(Duration::from_secs(10)), Vec::<u32>::new());
+}
