@@ -256,3 +256,34 @@ fn as_pid_1_of_a_namespace_the_watch_sees_the_tree_and_passes_the_exit_code() {
     assert!(over.contains(" top=\"2:sh:1 "), "{over}");
     assert_eq!(marker.wait_until_gone(Duration::from_secs(10)), Vec::<u32>::new());
 }
+
+#[test]
+fn a_heartbeat_decides_whether_a_throttled_workload_progresses() {
+    let _serial = REAL_CGROUP_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(cgroup) = one_cpu_cgroup() else { return };
+    let marker = Marker::new();
+    let dir = tempfile::tempdir().unwrap();
+    let beat = dir.path().join("beat").display().to_string();
+    let extra = [&WATCH[..], &["--heartbeat", &beat]].concat();
+
+    // Throttled and never beating: suspected, and the line says the heartbeat is missing.
+    let output = finish(watched(&cgroup, &marker, &extra, &busy(4, 4, 0)));
+    assert_eq!(output.status.code(), Some(0), "{}", describe(&output));
+    let stalled = events(&output);
+    let livelock = stalled
+        .iter()
+        .find(|line| line.starts_with("event=pod_livelock_suspected "))
+        .unwrap_or_else(|| panic!("no livelock suspected: {}", describe(&output)));
+    assert_eq!(field(livelock, "progress"), Some("none"), "{livelock}");
+    assert_eq!(field(livelock, "heartbeat"), Some("missing"), "{livelock}");
+
+    // The same loops, with the workload touching the heartbeat every 100 ms (for about 5 s, which the
+    // shell waits for): oversubscribed, but progressing, so never suspected.
+    let beating =
+        format!("(i=0; while [ $i -lt 50 ]; do touch {beat}; sleep 0.1; i=$((i+1)); done) & {}", busy(4, 4, 0));
+    let output = finish(watched(&cgroup, &marker, &extra, &beating));
+    let progressing = events(&output);
+    assert!(progressing.iter().any(|line| line.starts_with("event=pod_oversubscribed ")), "{}", describe(&output));
+    assert!(progressing.iter().all(|line| !line.starts_with("event=pod_livelock_suspected")), "{progressing:?}");
+    drop(marker);
+}
