@@ -32,10 +32,22 @@ pub enum Command {
     Config(config::ConfigArgs),
     /// Inside a pod: compare the thread caps and the loaded thread pools with the CPU limit.
     Runtime(runtime::RuntimeArgs),
-    /// Set every thread cap from the pod's CPU limit, then replace this process with CMD.
-    Exec(runtime::ExecArgs),
+    /// Set every thread cap from the pod's CPU limit, then replace this process with CMD (or, with
+    /// --watch, run CMD and watch it for oversubscription and livelock).
+    Exec(ExecCommandArgs),
     /// Print a shell completion script (bash, elvish, fish, powershell, zsh) to standard output.
     Completion(CompletionArgs),
+}
+
+/// Arguments of `capslint exec`: the caps, and the supervisor's options.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ExecCommandArgs {
+    /// Setting the caps and running the command.
+    #[command(flatten)]
+    pub exec: runtime::ExecArgs,
+    /// Watching the command while it runs.
+    #[command(flatten)]
+    pub watch: capslint_watch::WatchArgs,
 }
 
 /// Arguments of `capslint completion`.
@@ -71,9 +83,9 @@ pub fn main() -> ExitCode {
             runtime::run_runtime(&args)
         }
         Command::Exec(args) => {
-            let mut args = args.clone();
-            args.limit_env = args.limit_env.or_else(configured_limit_env);
-            runtime::run_exec(&args)
+            let mut exec = args.exec.clone();
+            exec.limit_env = exec.limit_env.or_else(configured_limit_env);
+            capslint_watch::run_exec(&exec, &args.watch)
         }
         Command::Completion(args) => {
             clap_complete::generate(args.shell, &mut Cli::command(), "capslint", &mut std::io::stdout());

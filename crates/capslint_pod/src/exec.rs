@@ -94,6 +94,20 @@ impl Start {
     }
 }
 
+/// Runs `command` under exactly the plan's environment as the child of this process, which stays
+/// its init (as [`Start::Init`], PID 1 or not) and calls `periodic` while it runs; this process
+/// becomes the reaper of the command's orphans, so its whole tree stays below it.
+pub fn start_supervised(command: &[OsString], plan: &Plan, periodic: init::Periodic<'_>) -> io::Result<Ended> {
+    let Some((program, args)) = command.split_first() else {
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, "no command given"));
+    };
+    // Not inherited by the child: only this process adopts the tree's orphans.
+    let _ = super::tree::adopt_orphans(true);
+    let mut command = Command::new(program);
+    command.args(args).env_clear().envs(plan.env.iter());
+    init::run(command, Some(periodic))
+}
+
 /// Starts `command` under exactly the plan's environment. [`Start::Replace`] returns only on failure;
 /// [`Start::Init`] returns how the command ended. An error means it could not run.
 pub fn start(command: &[OsString], plan: &Plan, how: Start) -> io::Result<Ended> {

@@ -50,7 +50,7 @@ impl Workload {
     }
 
     /// Sends `signal` to its process group, and to itself if it has left the group.
-    fn signal(self, signal: libc::c_int) {
+    pub fn signal(self, signal: libc::c_int) {
         // SAFETY: kill and getpgid have no memory effects; a group or process already gone gives
         // ESRCH, which leaves nothing to do.
         unsafe {

@@ -225,10 +225,30 @@ pub fn run_runtime(args: &RuntimeArgs) -> ExitCode {
     ExitCode::from(if report.is_safe() { EXIT_SAFE } else { EXIT_UNSAFE })
 }
 
+/// What watches the workload when `exec` stays its parent (`capslint exec --watch`).
+#[cfg(target_os = "linux")]
+pub trait Supervisor {
+    /// Called once the caps are set, before the command starts, with the effective limit in CPUs.
+    fn begin(&mut self, effective_limit: u64);
+    /// Time from one [`Supervisor::sample`] to the next.
+    fn every(&self) -> Duration;
+    /// Called every [`Supervisor::every`] while the command runs.
+    fn sample(&mut self, workload: init::Workload);
+    /// The exit code of `exec` once the command `ended`.
+    fn exit_code(&mut self, ended: init::Ended) -> u8;
+}
+
 /// Runs `capslint exec`: on success it does not return (the command replaces this process), or, as
 /// init, returns the command's exit status.
 #[cfg(target_os = "linux")]
 pub fn run_exec(args: &ExecArgs) -> ExitCode {
+    run_exec_supervised(args, None)
+}
+
+/// Runs `capslint exec`, with `supervisor` (when given) watching the command as its parent: then
+/// `exec` stays the command's init whatever its PID, and exits with the supervisor's code.
+#[cfg(target_os = "linux")]
+pub fn run_exec_supervised(args: &ExecArgs, supervisor: Option<&mut dyn Supervisor>) -> ExitCode {
     stop::install();
     let env = Env::from_process();
     let roots = args.roots.roots();
@@ -276,8 +296,18 @@ pub fn run_exec(args: &ExecArgs) -> ExitCode {
     if !args.quiet {
         eprintln!("{}", caps_set_line(&plan, &declared, &system, effective));
     }
-    let error = match exec::start(&args.command, &plan, exec::Start::for_this_process(args.no_init)) {
-        Ok(ended) => return ExitCode::from(ended.code()),
+    let started = match supervisor {
+        Some(supervisor) => {
+            supervisor.begin(effective.threads);
+            let every = supervisor.every();
+            let mut work = |workload| supervisor.sample(workload);
+            let periodic = init::Periodic { every, work: &mut work };
+            exec::start_supervised(&args.command, &plan, periodic).map(|ended| supervisor.exit_code(ended))
+        }
+        None => exec::start(&args.command, &plan, exec::Start::for_this_process(args.no_init)).map(|e| e.code()),
+    };
+    let error = match started {
+        Ok(code) => return ExitCode::from(code),
         Err(error) => error,
     };
     let program = args.command.first().map(|p| p.to_string_lossy()).unwrap_or_default();

@@ -45,5 +45,6 @@ mod runtime_fixtures;
 mod runtime_init;
 mod runtime_ml_stack;
 mod runtime_probe;
+mod runtime_watch;
 mod workspace_layout;
 mod yaml_corpus;

@@ -17,6 +17,7 @@ const ORDER: &[&str] = &[
     "capslint_workspace",
     "capslint_diagnostics",
     "capslint_yaml",
+    "capslint_watch",
     "capslint_pod",
     "capslint_cpu",
 ];
