@@ -17,7 +17,9 @@ impl<'a> Checker<'_, 'a> {
     fn may_matter(call: &ast::ExprCall) -> bool {
         let keywords = call.arguments.keywords.iter().any(|keyword| match &keyword.arg {
             None => true,
-            Some(arg) => libraries::PARALLELISM_KEYWORDS.contains(&arg.as_str()),
+            Some(arg) => {
+                libraries::PARALLELISM_KEYWORDS.contains(&arg.as_str()) || libraries::is_ml_knob_keyword(arg.as_str())
+            }
         });
         keywords
             || match call.func.as_ref() {
@@ -138,6 +140,7 @@ impl<'a> Visitor<'a> for Checker<'_, 'a> {
                         self.check_env_write(&write);
                     }
                     rules::n_jobs_all_cores::target_assignment(self, target, &assign.value);
+                    rules::node_cpu_count::target_assignment(self, target, &assign.value);
                 }
             }
             _ => visitor::walk_stmt(self, stmt),
