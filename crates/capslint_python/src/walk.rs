@@ -59,6 +59,7 @@ impl<'a> Checker<'_, 'a> {
         rules::unsized_process_pool::call(self, call, callee);
         rules::node_cpu_count::call(self, call, callee);
         rules::kpo_missing_cpu_limit::call(self, call, callee);
+        rules::ml_pool_default_sized::call(self, call, callee);
         if self.pod_templates.is_some() && callee.is_some_and(libraries::is_pod_operator) {
             let at = self.at(call.range().start());
             let (found, cut) = self.resolver.watch(|| super::pod_templates::template_call(&self.resolver, call, at));
