@@ -18,6 +18,10 @@ use capslint_diagnostics::diagnostic::Finding;
 use capslint_diagnostics::fix::Fix;
 use capslint_diagnostics::registry::Rule;
 
+/// The help of an ML library's knob, whose count is not an `n_jobs`.
+const KNOB_HELP: &str = "pass a count derived from the pod's CPU limit, e.g. `int(os.environ[\"OMP_NUM_THREADS\"])`, \
+or `1` and let the thread caps use the budget";
+
 const HELP: &str = "pass a count derived from the pod's CPU limit, e.g. `n_jobs=int(os.environ[\"OMP_NUM_THREADS\"])`, \
 or `n_jobs=1` and let the thread caps use the budget";
 
@@ -275,7 +279,8 @@ fn ml_knobs<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall, callee: 
             ),
         };
         let value_at = argument.expr().map(|(expr, _)| expr.range());
-        let finding = all_cores_finding(checker, argument.range(), subject, value, knob.all_meaning, &path, value_at);
+        let finding = all_cores_finding(checker, argument.range(), subject, value, knob.all_meaning, &path, value_at)
+            .help(KNOB_HELP);
         let finding = checker.point_to_splat(finding, &argument);
         checker.report(finding);
     }
@@ -368,7 +373,8 @@ pub fn target_assignment<'a>(checker: &mut Checker<'_, 'a>, target: &'a Expr, va
             let range = TextRange::new(target.start(), value.end());
             let subject = format!("`{}`", checker.text(range));
             let finding =
-                all_cores_finding(checker, range, subject, number, knob.all_meaning, &path, Some(value.range()));
+                all_cores_finding(checker, range, subject, number, knob.all_meaning, &path, Some(value.range()))
+                    .help(KNOB_HELP);
             checker.report(finding);
         }
         return;
