@@ -131,6 +131,9 @@ rules! {
     /// `n_jobs: -1` and friends in a model configuration file.
     (AllCoresInConfig, "CAP109", "all-cores-in-config", Config, Error, true,
         "A thread-count key of a model configuration file (JSON, YAML, TOML) set to an all-cores value (`n_jobs: -1`)"),
+    /// An ML library's pool left at the size the library takes from the node.
+    (MlPoolDefaultSized, "CAP110", "ml-pool-default-sized", Python, Warning, true,
+        "An ONNX Runtime `InferenceSession` whose session options leave the thread pool at its node-sized default"),
     /// A container without a CPU limit.
     (MissingCpuLimit, "CAP201", "missing-cpu-limit", Manifest, Error, true,
         "A container without `resources.limits.cpu` (or with `0`, or with an invalid quantity)"),

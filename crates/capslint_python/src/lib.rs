@@ -92,6 +92,17 @@ const PREFILTER_BASE_WORDS: &[&str] = &[
     "get_reusable_executor",
     "cpu_count",
     "sched_getaffinity",
+    // The ML libraries' own knobs (CAP101, CAP105) and ONNX Runtime sessions (CAP110): TensorFlow's
+    // `set_*_parallelism_threads`, OpenCV's `setNumThreads`, ONNX Runtime's `*_op_num_threads`, spaCy's
+    // `n_process`, Ray's `num_cpus`, Dask's `n_workers` and `threads_per_worker`.
+    "parallelism_threads",
+    "setNumThreads",
+    "op_num_threads",
+    "InferenceSession",
+    "n_process",
+    "num_cpus",
+    "n_workers",
+    "threads_per_worker",
     // Airflow pod operators and `@task.kubernetes` (CAP107, CAP108); subclasses defined in other modules
     // of the project are [`PREFILTER_WORD_PAIRS`].
     "PodOperator",

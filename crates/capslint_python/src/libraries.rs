@@ -1,5 +1,6 @@
 //! What capslint knows about the Python numeric stack: canonical names, parallelism keywords, the
-//! variables read at load time, and which libraries read them. Sources: `research/python-knobs.md`.
+//! variables read at load time, and which libraries read them, and the ML libraries' own pools (one table per
+//! library: [`ML_LIBRARIES`]). Sources: `research/python-knobs.md`, `docs/ml-stack.md`, each table's `source`.
 
 pub use capslint_cpu::keywords::{THREAD_COUNT_KEYWORDS, is_thread_count_field, is_thread_count_keyword};
 
@@ -45,6 +46,22 @@ const CANONICAL_PREFIXES: &[(&str, &str)] = &[
     ("airflow.sdk.task.kubernetes", "airflow.KubernetesPodOperator.KubernetesPodOperator"),
     ("airflow.decorators.task.kubernetes", "airflow.KubernetesPodOperator.KubernetesPodOperator"),
     ("psutil._pslinux.", "psutil."),
+    ("onnxruntime.capi.onnxruntime_inference_collection.", "onnxruntime."),
+    ("onnxruntime.capi._pybind_state.", "onnxruntime."),
+    ("tensorflow.compat.v2.config.", "tensorflow.config."),
+    ("spacy.load().", "spacy.Language."),
+    ("spacy.blank().", "spacy.Language."),
+    ("spacy.language.Language.", "spacy.Language."),
+    ("optuna.study.", "optuna."),
+    ("optuna.create_study().", "optuna.Study."),
+    ("optuna.load_study().", "optuna.Study."),
+    ("dask.distributed.deploy.local.", "dask.distributed."),
+    ("dask.distributed.client.", "dask.distributed."),
+    ("distributed.deploy.local.", "dask.distributed."),
+    ("distributed.deploy.", "dask.distributed."),
+    ("distributed.client.", "dask.distributed."),
+    ("distributed.", "dask.distributed."),
+    ("torch.utils.data.dataloader.", "torch.utils.data."),
 ];
 
 /// The canonical spelling of a qualified name (see [`CANONICAL_PREFIXES`]).
@@ -140,6 +157,254 @@ pub const PROCESS_POOLS: &[(&str, &str, usize)] = &[
     ("loky.ProcessPoolExecutor", "max_workers", 0),
 ];
 
+/// The values of a pool-size knob that mean "every CPU of the node" (CAP101).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AllCpus {
+    /// No value does: each one is a count, "one", "off", or an error.
+    Never,
+    /// `0` ("the library picks": its node-sized default).
+    Zero,
+    /// Any negative value.
+    Negative,
+    /// `-1` only (other negative values are errors).
+    MinusOne,
+}
+
+impl AllCpus {
+    /// Whether `value` means every CPU.
+    pub const fn matches(self, value: i64) -> bool {
+        match self {
+            AllCpus::Never => false,
+            AllCpus::Zero => value == 0,
+            AllCpus::Negative => value < 0,
+            AllCpus::MinusOne => value == -1,
+        }
+    }
+}
+
+/// Where a knob takes its count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KnobSite {
+    /// An argument of a call of `callee`: its keyword, and its position when it can be passed by one.
+    Argument {
+        /// The keyword.
+        keyword: &'static str,
+        /// The positional index, if any.
+        position: Option<usize>,
+    },
+    /// An attribute assigned on an object that a call of `callee` made (`options.intra_op_num_threads = 4`).
+    Attribute(&'static str),
+}
+
+/// One knob by which an ML library sizes a pool of its own.
+#[derive(Debug, Clone, Copy)]
+pub struct PoolKnob {
+    /// The canonical callee (for an attribute, the call that makes the object).
+    pub callee: &'static str,
+    /// Where the count goes.
+    pub site: KnobSite,
+    /// The values that mean every CPU of the node.
+    pub all: AllCpus,
+    /// What those values mean, for the finding's label.
+    pub all_meaning: &'static str,
+}
+
+impl PoolKnob {
+    /// The keyword or attribute name.
+    pub const fn name(&self) -> &'static str {
+        match self.site {
+            KnobSite::Argument { keyword, .. } | KnobSite::Attribute(keyword) => keyword,
+        }
+    }
+}
+
+/// What capslint knows of one ML library's own pools: what sizes them by default, its knobs, and where that
+/// was read.
+#[derive(Debug, Clone, Copy)]
+pub struct MlLibrary {
+    /// The library's name.
+    pub name: &'static str,
+    /// What its default pool size is taken from.
+    pub default_size: &'static str,
+    /// The knobs that size its pools.
+    pub knobs: &'static [PoolKnob],
+    /// Where the facts come from.
+    pub source: &'static str,
+}
+
+const fn argument(callee: &'static str, keyword: &'static str, position: Option<usize>) -> PoolKnob {
+    PoolKnob { callee, site: KnobSite::Argument { keyword, position }, all: AllCpus::Never, all_meaning: "" }
+}
+
+const fn all_cpus(knob: PoolKnob, all: AllCpus, all_meaning: &'static str) -> PoolKnob {
+    PoolKnob { all, all_meaning, ..knob }
+}
+
+/// PyTorch: both pools default to the physical cores, the quota ignored; `set_num_threads(n)` and
+/// `set_num_interop_threads(n)` reject `n <= 0`; `DataLoader(num_workers=0)` loads in the main process.
+pub const TORCH: MlLibrary = MlLibrary {
+    name: "PyTorch",
+    default_size: "the node's physical cores (intra-op: OMP_NUM_THREADS/MKL_NUM_THREADS when set; inter-op: nothing)",
+    knobs: &[
+        argument("torch.set_num_threads", "num_threads", Some(0)),
+        argument("torch.set_num_interop_threads", "num_threads", Some(0)),
+        argument("torch.utils.data.DataLoader", "num_workers", Some(5)),
+    ],
+    source: "aten/src/ATen/ParallelCommon.cpp, aten/src/ATen/ParallelThreadPoolNative.cpp, torch/utils/data/dataloader.py; docs/ml-stack.md",
+};
+
+/// TensorFlow: `0` means "the system picks": every CPU of the affinity mask (a negative inter-op value runs
+/// ops in the caller's thread).
+pub const TENSORFLOW: MlLibrary = MlLibrary {
+    name: "TensorFlow",
+    default_size: "the CPUs of the affinity mask, the quota ignored",
+    knobs: &[
+        all_cpus(
+            argument("tensorflow.config.threading.set_intra_op_parallelism_threads", "num_threads", Some(0)),
+            AllCpus::Zero,
+            "TensorFlow treats 0 as \"the system picks\": every CPU of the affinity mask",
+        ),
+        all_cpus(
+            argument("tensorflow.config.threading.set_inter_op_parallelism_threads", "num_threads", Some(0)),
+            AllCpus::Zero,
+            "TensorFlow treats 0 as \"the system picks\": every CPU of the affinity mask",
+        ),
+    ],
+    source: "tensorflow/core/common_runtime/process_util.cc; docs/ml-stack.md (tensorflow-cpu 2.21.0 in a 1-CPU quota)",
+};
+
+/// OpenCV: `setNumThreads(0)` turns threading off; a negative value restores the default,
+/// `cv::getNumberOfCPUs()`.
+pub const OPENCV: MlLibrary = MlLibrary {
+    name: "OpenCV",
+    default_size: "`cv::getNumberOfCPUs()`: the affinity mask, and the quota only of the root cgroup",
+    knobs: &[all_cpus(
+        argument("cv2.setNumThreads", "nthreads", Some(0)),
+        AllCpus::Negative,
+        "OpenCV treats a negative value as \"the default\": `cv::getNumberOfCPUs()`, every CPU it sees",
+    )],
+    source: "modules/core/include/opencv2/core/utility.hpp `setNumThreads`; docs/ml-stack.md (OpenCV 5.0.0)",
+};
+
+/// numba: `set_num_threads(n)` accepts `1 <= n <= NUMBA_NUM_THREADS`.
+pub const NUMBA: MlLibrary = MlLibrary {
+    name: "numba",
+    default_size: "the CPUs of the affinity mask (`NUMBA_NUM_THREADS` when set)",
+    knobs: &[argument("numba.set_num_threads", "n", Some(0))],
+    source: "numba/core/config.py, numba/np/ufunc/parallel.py; docs/ml-stack.md (numba 0.68.1)",
+};
+
+/// ONNX Runtime: `intra_op_num_threads = 0` (the default) is one thread per physical core; negative values
+/// are rejected.
+pub const ONNXRUNTIME: MlLibrary = MlLibrary {
+    name: "ONNX Runtime",
+    default_size: "the node's physical cores (`ORT_INTRA_OP_NUM_THREADS` when set, from 1.32)",
+    knobs: &[
+        all_cpus(
+            PoolKnob {
+                callee: "onnxruntime.SessionOptions",
+                site: KnobSite::Attribute("intra_op_num_threads"),
+                all: AllCpus::Never,
+                all_meaning: "",
+            },
+            AllCpus::Zero,
+            "ONNX Runtime treats 0 as its default: one thread per physical core of the node",
+        ),
+        all_cpus(
+            PoolKnob {
+                callee: "onnxruntime.SessionOptions",
+                site: KnobSite::Attribute("inter_op_num_threads"),
+                all: AllCpus::Never,
+                all_meaning: "",
+            },
+            AllCpus::Zero,
+            "ONNX Runtime treats 0 as its default: one thread per physical core of the node",
+        ),
+    ],
+    source: "onnxruntime/core/session/inference_session.cc, onnxruntime/core/platform/env.h; docs/ml-stack.md (1.32.0)",
+};
+
+/// spaCy: `Language.pipe(n_process=-1)` starts `multiprocessing.cpu_count()` processes.
+pub const SPACY: MlLibrary = MlLibrary {
+    name: "spaCy",
+    default_size: "one process (`n_process=1`)",
+    knobs: &[all_cpus(
+        argument("spacy.Language.pipe", "n_process", None),
+        AllCpus::MinusOne,
+        "spaCy treats -1 as `multiprocessing.cpu_count()`: one process per node core",
+    )],
+    source: "spacy/language.py `Language.pipe`",
+};
+
+/// Ray: `ray.init()` without `num_cpus` reads the cgroup quota (`_get_docker_cpus`), so only an explicit
+/// count can be node-sized.
+pub const RAY: MlLibrary = MlLibrary {
+    name: "Ray",
+    default_size: "the cgroup quota when there is one (`ray._private.utils.get_num_cpus`), else the node's CPUs",
+    knobs: &[argument("ray.init", "num_cpus", None)],
+    source: "python/ray/_private/utils.py `get_num_cpus`, `_get_docker_cpus`",
+};
+
+/// Dask: `LocalCluster()` sizes itself from `dask.system.CPU_COUNT`, which reads the affinity mask and the
+/// cgroup quota, so only explicit counts can be node-sized. `Client(...)` hands them to `LocalCluster`.
+pub const DASK: MlLibrary = MlLibrary {
+    name: "Dask",
+    default_size: "`dask.system.CPU_COUNT`: the affinity mask and the cgroup quota",
+    knobs: &[
+        argument("dask.distributed.LocalCluster", "n_workers", None),
+        argument("dask.distributed.LocalCluster", "threads_per_worker", None),
+        argument("dask.distributed.Client", "n_workers", None),
+        argument("dask.distributed.Client", "threads_per_worker", None),
+    ],
+    source: "dask/system.py `cpu_count`; distributed/deploy/local.py `LocalCluster`",
+};
+
+/// optuna: `Study.optimize(n_jobs=-1)` runs `os.cpu_count()` trials at once in threads.
+pub const OPTUNA: MlLibrary = MlLibrary {
+    name: "optuna",
+    default_size: "one trial at a time (`n_jobs=1`)",
+    knobs: &[all_cpus(
+        argument("optuna.Study.optimize", "n_jobs", None),
+        AllCpus::MinusOne,
+        "optuna treats -1 as `os.cpu_count()`: one trial thread per node core",
+    )],
+    source: "optuna/study/_optimize.py `_optimize`",
+};
+
+/// The ML libraries whose own pools capslint knows.
+pub const ML_LIBRARIES: &[&MlLibrary] =
+    &[&TORCH, &TENSORFLOW, &OPENCV, &NUMBA, &ONNXRUNTIME, &SPACY, &RAY, &DASK, &OPTUNA];
+
+/// The knobs taken as arguments of a call of `callee`.
+pub fn argument_knobs(callee: &str) -> impl Iterator<Item = &'static PoolKnob> + '_ {
+    ML_LIBRARIES
+        .iter()
+        .flat_map(|library| library.knobs.iter())
+        .filter(move |knob| knob.callee == callee && matches!(knob.site, KnobSite::Argument { .. }))
+}
+
+/// The knob set as attribute `attribute` of an object a call of `maker` made.
+pub fn attribute_knob(maker: &str, attribute: &str) -> Option<&'static PoolKnob> {
+    ML_LIBRARIES
+        .iter()
+        .flat_map(|library| library.knobs.iter())
+        .find(|knob| knob.callee == maker && matches!(knob.site, KnobSite::Attribute(name) if name == attribute))
+}
+
+/// Whether `keyword` is the keyword of an ML library's knob taken by keyword only (a call with it may matter
+/// to the rules; the callees of knobs also taken by position pass [`is_interesting_attribute`]).
+pub fn is_ml_knob_keyword(keyword: &str) -> bool {
+    ML_LIBRARIES
+        .iter()
+        .flat_map(|library| library.knobs.iter())
+        .any(|knob| matches!(knob.site, KnobSite::Argument { keyword: known, position: None } if known == keyword))
+}
+
+/// Calls whose result is an object of a library capslint knows, followed by name: `so = ort.SessionOptions()`
+/// makes `so.intra_op_num_threads` a knob, `nlp = spacy.load(...)` makes `nlp.pipe` spaCy's.
+pub const OBJECT_MAKERS: &[&str] =
+    &["onnxruntime.SessionOptions", "spacy.load", "spacy.blank", "optuna.create_study", "optuna.load_study"];
+
 /// The joblib entry points checked by CAP101 and CAP103.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum JoblibCall {
@@ -233,6 +498,11 @@ const KNOWN_PACKAGES: &[&str] = &[
     "torch",
     "tensorflow",
     "keras",
+    "onnxruntime",
+    "cv2",
+    "numba",
+    "spacy",
+    "distributed",
     "jax",
     "ray",
     "dask",
@@ -431,6 +701,8 @@ pub fn is_interesting_attribute(attribute: &str) -> bool {
             | "option"
             | "Option"
             | "DEFINE_integer"
+            | "InferenceSession"
+            | "DataLoader"
     ) || attribute.ends_with("PodOperator")
         || attribute.ends_with("PodOperatorAsync")
         || ["lightgbm", "xgboost", "catboost"].iter().any(|module| booster_member(module, attribute).is_some())
@@ -462,6 +734,15 @@ mod tests {
         for callee in callees {
             let attribute = callee.rsplit('.').next().unwrap();
             assert!(is_interesting_attribute(attribute), "`{callee}` would never be resolved");
+        }
+        // An ML knob taken by position is found only when its callee is resolved.
+        for library in ML_LIBRARIES {
+            for knob in library.knobs {
+                if let KnobSite::Argument { position: Some(_), .. } = knob.site {
+                    let attribute = knob.callee.rsplit('.').next().unwrap();
+                    assert!(is_interesting_attribute(attribute), "`{}` would never be resolved", knob.callee);
+                }
+            }
         }
         for (_, canonical_name) in CANONICAL_PREFIXES {
             if let Some(attribute) = canonical_name.rsplit('.').next().filter(|name| !name.is_empty()) {

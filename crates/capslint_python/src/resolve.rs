@@ -315,7 +315,10 @@ impl<'m, 'a> Resolver<'m, 'a> {
             Expr::Call(call) => {
                 // A method whose name none of them has (`df.dropna()`) is not followed down its chain.
                 if let Expr::Attribute(method) = call.func.as_ref()
-                    && !NAMESPACE_CALLS.iter().any(|known| known.rsplit('.').next() == Some(method.attr.as_str()))
+                    && !NAMESPACE_CALLS
+                        .iter()
+                        .chain(libraries::OBJECT_MAKERS)
+                        .any(|known| known.rsplit('.').next() == Some(method.attr.as_str()))
                 {
                     return None;
                 }
@@ -328,6 +331,8 @@ impl<'m, 'a> Resolver<'m, 'a> {
                     "multiprocessing.get_context" | "threadpoolctl.ThreadpoolController" => {
                         Some(format!("{canonical}()"))
                     }
+                    // An object of a library whose attributes or methods are knobs (`ort.SessionOptions()`).
+                    maker if libraries::OBJECT_MAKERS.contains(&maker) => Some(format!("{canonical}()")),
                     // Calls that import a module and return it.
                     "pytest.importorskip" | "importlib.import_module" | "builtins.__import__" => {
                         let argument = call.arguments.args.first().or_else(|| {

@@ -80,6 +80,31 @@ pub struct Mutation<'a> {
     pub kind: DictMutation<'a>,
 }
 
+/// What happens to the object a name holds, after it is made.
+#[derive(Debug, Clone, Copy)]
+pub enum ObjectUseKind<'a> {
+    /// `name.attribute = value`.
+    SetAttribute {
+        /// The attribute.
+        attribute: &'a str,
+        /// The value assigned.
+        value: &'a Expr,
+    },
+    /// `f(name)` or `f(key=name)`: the callee may change the object.
+    Passed(&'a ast::ExprCall),
+}
+
+/// One use of a name's object, with where it happens.
+#[derive(Debug, Clone, Copy)]
+pub struct ObjectUse<'a> {
+    /// Where it happens (for a call, the call's start).
+    pub offset: TextSize,
+    /// The scope it happens in.
+    pub scope: ScopeId,
+    /// What it does.
+    pub kind: ObjectUseKind<'a>,
+}
+
 /// An `import` statement's effect, kept in source order for execution-order questions.
 #[derive(Debug, Clone)]
 pub struct ImportEvent {
@@ -136,6 +161,8 @@ pub struct SemanticModel<'a> {
     module_calls: FxHashMap<&'a str, Vec<TextSize>>,
     /// Names given a thread count after construction (`m.set_params(n_jobs=2)`, `m.n_jobs = 2`), per scope.
     thread_configured: FxHashSet<(ScopeId, &'a str)>,
+    /// Attributes set on names and names handed to calls, by name, in every scope.
+    object_uses: FxHashMap<&'a str, Vec<ObjectUse<'a>>>,
 }
 
 impl<'a> SemanticModel<'a> {
@@ -150,6 +177,7 @@ impl<'a> SemanticModel<'a> {
                 imports: Vec::new(),
                 module_calls: FxHashMap::default(),
                 thread_configured: FxHashSet::default(),
+                object_uses: FxHashMap::default(),
             },
             scope: ScopeId::MODULE,
             conditional: 0,
@@ -217,6 +245,12 @@ impl<'a> SemanticModel<'a> {
     /// `name.set_params(n_jobs=...)` or `name.n_jobs = ...`.
     pub fn is_thread_configured(&self, scope: ScopeId, name: &str) -> bool {
         self.thread_configured.contains(&(scope, name))
+    }
+
+    /// What happens to the objects held by names called `name`, in any scope, in source order:
+    /// attributes set on them and calls they are handed to.
+    pub fn object_uses(&self, name: &str) -> &[ObjectUse<'a>] {
+        self.object_uses.get(name).map_or(&[], Vec::as_slice)
     }
 
     /// Whether any scope has a star import (`from module import *`).
@@ -496,6 +530,13 @@ impl<'a> Builder<'a, '_> {
                     {
                         self.model.thread_configured.insert((self.scope, name.id.as_str()));
                     }
+                    if let Expr::Attribute(attribute) = target
+                        && let Expr::Name(name) = attribute.value.as_ref()
+                    {
+                        let kind =
+                            ObjectUseKind::SetAttribute { attribute: attribute.attr.as_str(), value: &assign.value };
+                        self.record_object_use(name.id.as_str(), target.start(), kind);
+                    }
                     self.visit_expr(target);
                     self.bind_target(target, Some(&assign.value));
                 }
@@ -672,6 +713,15 @@ impl<'a> Visitor<'a> for Builder<'a, '_> {
                 {
                     self.model.thread_configured.insert((self.scope, name.id.as_str()));
                 }
+                let passed =
+                    call.arguments.args.iter().chain(call.arguments.keywords.iter().map(|keyword| &keyword.value));
+                for argument in passed {
+                    let argument =
+                        if let Expr::Starred(starred) = argument { starred.value.as_ref() } else { argument };
+                    if let Expr::Name(name) = argument {
+                        self.record_object_use(name.id.as_str(), call.range().start(), ObjectUseKind::Passed(call));
+                    }
+                }
                 // Module-level calls of module-level functions decide when their bodies run (CAP106).
                 if self.scope == ScopeId::MODULE
                     && let Expr::Name(name) = call.func.as_ref()
@@ -686,6 +736,11 @@ impl<'a> Visitor<'a> for Builder<'a, '_> {
 }
 
 impl<'a> Builder<'a, '_> {
+    fn record_object_use(&mut self, name: &'a str, offset: TextSize, kind: ObjectUseKind<'a>) {
+        let used = ObjectUse { offset, scope: self.scope, kind };
+        self.model.object_uses.entry(name).or_default().push(used);
+    }
+
     fn visit_comprehension_scope(
         &mut self,
         range: TextRange,

@@ -17,7 +17,9 @@ impl<'a> Checker<'_, 'a> {
     fn may_matter(call: &ast::ExprCall) -> bool {
         let keywords = call.arguments.keywords.iter().any(|keyword| match &keyword.arg {
             None => true,
-            Some(arg) => libraries::PARALLELISM_KEYWORDS.contains(&arg.as_str()),
+            Some(arg) => {
+                libraries::PARALLELISM_KEYWORDS.contains(&arg.as_str()) || libraries::is_ml_knob_keyword(arg.as_str())
+            }
         });
         keywords
             || match call.func.as_ref() {
@@ -57,6 +59,7 @@ impl<'a> Checker<'_, 'a> {
         rules::unsized_process_pool::call(self, call, callee);
         rules::node_cpu_count::call(self, call, callee);
         rules::kpo_missing_cpu_limit::call(self, call, callee);
+        rules::ml_pool_default_sized::call(self, call, callee);
         if self.pod_templates.is_some() && callee.is_some_and(libraries::is_pod_operator) {
             let at = self.at(call.range().start());
             let (found, cut) = self.resolver.watch(|| super::pod_templates::template_call(&self.resolver, call, at));
@@ -138,6 +141,7 @@ impl<'a> Visitor<'a> for Checker<'_, 'a> {
                         self.check_env_write(&write);
                     }
                     rules::n_jobs_all_cores::target_assignment(self, target, &assign.value);
+                    rules::node_cpu_count::target_assignment(self, target, &assign.value);
                 }
             }
             _ => visitor::walk_stmt(self, stmt),

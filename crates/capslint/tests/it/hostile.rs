@@ -348,6 +348,23 @@ fn values_that_differ_by_path_stay_bounded() {
 }
 
 #[test]
+fn many_sessions_over_many_option_writes_stay_within_the_budget() {
+    // Every ONNX Runtime session reads every write on its options made before it: quadratic, unless each
+    // read is paid for from the file's budget.
+    let mut text = String::from("import onnxruntime as ort\no = ort.SessionOptions()\n");
+    text.push_str(&"o.log_severity_level = 3\n".repeat(20_000));
+    text.push_str(&"ort.InferenceSession('m.onnx', o)\n".repeat(20_000));
+    let started = std::time::Instant::now();
+    assert_eq!(lint_codes("sessions.py", text), ["CAP003"]);
+    assert!(started.elapsed() < std::time::Duration::from_secs(20), "took {:?}", started.elapsed());
+    // A few of each are analysed in full: every session is reported.
+    let mut text = String::from("import onnxruntime as ort\no = ort.SessionOptions()\n");
+    text.push_str(&"o.log_severity_level = 3\n".repeat(50));
+    text.push_str(&"ort.InferenceSession('m.onnx', o)\n".repeat(50));
+    assert_eq!(lint_codes("sessions.py", text), vec!["CAP110"; 50]);
+}
+
+#[test]
 fn work_beyond_the_budget_is_cap003_for_that_file_only() {
     // Every use of `p` applies every mutation before it: quadratic, and far beyond the budget here.
     let mut text = String::from("import lightgbm as lgb\np = {'n_jobs': -1}\n");

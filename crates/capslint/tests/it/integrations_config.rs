@@ -286,7 +286,8 @@ fn config_prints_the_resolved_settings_and_their_source() {
         select,
         [
             "CAP001", "CAP002", "CAP003", "CAP101", "CAP103", "CAP104", "CAP105", "CAP106", "CAP107", "CAP108",
-            "CAP109", "CAP201", "CAP202", "CAP203", "CAP204", "CAP205", "CAP206", "CAP208", "CAP209", "CAP210"
+            "CAP109", "CAP110", "CAP201", "CAP202", "CAP203", "CAP204", "CAP205", "CAP206", "CAP208", "CAP209",
+            "CAP210"
         ]
     );
     let annotations = |dir: &Path| run(capslint(dir).args(["check", "--output-format", "github"])).1;

@@ -4,6 +4,7 @@
 pub mod kpo_missing_cpu_limit;
 pub mod late_thread_cap;
 pub mod missing_thread_count;
+pub mod ml_pool_default_sized;
 pub mod n_jobs_all_cores;
 pub mod node_cpu_count;
 pub mod unbounded_joblib_parallel;

@@ -8,8 +8,8 @@ use crate::checker::{Checker, call_argument};
 use crate::cli_option::{self, CliOption};
 use crate::cluster_fits::Work;
 use crate::libraries::{
-    Booster, BoosterEntry, JoblibCall, booster_entry, is_joblib_estimator_library, is_query_call,
-    is_thread_count_field, is_thread_count_keyword,
+    AllCpus, Booster, BoosterEntry, JoblibCall, KnobSite, PoolKnob, argument_knobs, booster_entry,
+    is_joblib_estimator_library, is_query_call, is_thread_count_field, is_thread_count_keyword,
 };
 use crate::paths::paths;
 use crate::resolve::{Resolved, Unknown, Value};
@@ -17,6 +17,10 @@ use crate::value::Alternative;
 use capslint_diagnostics::diagnostic::Finding;
 use capslint_diagnostics::fix::Fix;
 use capslint_diagnostics::registry::Rule;
+
+/// The help of an ML library's knob, whose count is not an `n_jobs`.
+const KNOB_HELP: &str = "pass a count derived from the pod's CPU limit, e.g. `int(os.environ[\"OMP_NUM_THREADS\"])`, \
+or `1` and let the thread caps use the budget";
 
 const HELP: &str = "pass a count derived from the pod's CPU limit, e.g. `n_jobs=int(os.environ[\"OMP_NUM_THREADS\"])`, \
 or `n_jobs=1` and let the thread caps use the budget";
@@ -72,7 +76,7 @@ fn report(
     path: &Alternative<'_>,
     value_at: Option<TextRange>,
 ) {
-    let finding = all_cores_finding(checker, range, subject, value, booster, path, value_at);
+    let finding = all_cores_finding(checker, range, subject, value, &meaning(value, booster), path, value_at);
     checker.report(finding);
 }
 
@@ -82,7 +86,7 @@ fn all_cores_finding(
     range: TextRange,
     subject: String,
     value: i64,
-    booster: Option<Booster>,
+    meaning: &str,
     path: &Alternative<'_>,
     value_at: Option<TextRange>,
 ) -> Finding {
@@ -93,11 +97,7 @@ fn all_cores_finding(
         range,
         format!("{subject} asks for every CPU of the node, not the pod's CPU limit"),
     )
-    .label(if resolved.binding.is_some() {
-        format!("resolves to {value}: {}", meaning(value, booster))
-    } else {
-        meaning(value, booster)
-    })
+    .label(if resolved.binding.is_some() { format!("resolves to {value}: {meaning}") } else { meaning.to_string() })
     .help(HELP);
     if let Some(at) = value_at {
         let message = format!("Replace `{}` with `{}`", checker.text(at), checker.fixes.expression());
@@ -162,7 +162,8 @@ pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall, callee: 
             && !(arg == "n_jobs" && runs_only_on_cluster(checker, call, callee))
         {
             let value_at = argument.expr().map(|(expr, _)| expr.range());
-            let finding = all_cores_finding(checker, argument.range(), subject, value, booster, &path, value_at);
+            let meaning = meaning(value, booster);
+            let finding = all_cores_finding(checker, argument.range(), subject, value, &meaning, &path, value_at);
             let finding = checker.point_to_splat(finding, argument);
             checker.report(finding);
         } else if let Some(unknown) = unknown_path(&resolved)
@@ -201,6 +202,9 @@ pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall, callee: 
                 Some(argument.range()),
             );
         }
+    }
+    if let Some(callee) = callee {
+        ml_knobs(checker, call, callee);
     }
     if callee == Some("joblib.parallel_backend")
         && arguments.argument("n_jobs", Some(1)).is_none()
@@ -247,6 +251,47 @@ pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall, callee: 
             }
         }
     }
+}
+
+/// The ML libraries' own knobs that have an "all CPUs" value (`tf.config.threading.set_*(0)`,
+/// `cv2.setNumThreads(-1)`, `nlp.pipe(n_process=-1)`), except the negative values of thread-count keywords
+/// (`study.optimize(n_jobs=-1)`), reported above for every call.
+fn ml_knobs<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall, callee: &str) {
+    for knob in argument_knobs(callee) {
+        let KnobSite::Argument { keyword, position } = knob.site else { continue };
+        if knob.all == AllCpus::Never {
+            continue;
+        }
+        let Some(argument) = checker.arguments(call).argument(keyword, position) else { continue };
+        let resolved = checker.eval_argument(&argument);
+        let Some((value, path)) = knob_all_path(&resolved, knob) else { continue };
+        let by_keyword = argument.splat.is_some() || call.arguments.find_keyword(keyword).is_some();
+        if by_keyword && is_thread_count_keyword(keyword) && value < 0 {
+            continue;
+        }
+        let display = checker.callee_display(call);
+        let subject = match argument.splat {
+            None => format!("`{display}({})`", checker.text(argument.range())),
+            Some(splat) => format!(
+                "`{keyword}={}` passed to `{display}` through `**{}`",
+                argument.value_text(checker.source),
+                checker.text(splat)
+            ),
+        };
+        let value_at = argument.expr().map(|(expr, _)| expr.range());
+        let finding = all_cores_finding(checker, argument.range(), subject, value, knob.all_meaning, &path, value_at)
+            .help(KNOB_HELP);
+        let finding = checker.point_to_splat(finding, &argument);
+        checker.report(finding);
+    }
+}
+
+/// The first path of `resolved` whose value is an int that means every CPU for `knob`.
+fn knob_all_path<'a>(resolved: &Resolved<'a>, knob: &PoolKnob) -> Option<(i64, Alternative<'a>)> {
+    paths(resolved).into_iter().find_map(|path| match path.resolved.value {
+        Value::Int(value) if knob.all.matches(value) => Some((value, path)),
+        _ => None,
+    })
 }
 
 /// Whether `call` starts joblib work of a library that parallelises through joblib (scikit-learn and the
@@ -320,6 +365,18 @@ pub fn dict_literal<'a>(checker: &mut Checker<'_, 'a>, dict: &'a ast::ExprDict) 
 /// `params["n_jobs"] = -1` and `model.n_jobs = -1`.
 pub fn target_assignment<'a>(checker: &mut Checker<'_, 'a>, target: &'a Expr, value: &'a Expr) {
     if !checker.enabled(Rule::NJobsAllCores) {
+        return;
+    }
+    if let Some(knob) = super::node_cpu_count::knob_attribute(checker, target) {
+        let resolved = checker.eval(value);
+        if let Some((number, path)) = knob_all_path(&resolved, knob) {
+            let range = TextRange::new(target.start(), value.end());
+            let subject = format!("`{}`", checker.text(range));
+            let finding =
+                all_cores_finding(checker, range, subject, number, knob.all_meaning, &path, Some(value.range()))
+                    .help(KNOB_HELP);
+            checker.report(finding);
+        }
         return;
     }
     let key = match target {

@@ -11,7 +11,8 @@ use crate::checker::Checker;
 use crate::cli_option::CliOption;
 use crate::env::EnvWrite;
 use crate::libraries::{
-    JoblibCall, PARALLELISM_KEYWORDS, POSITIONAL_PARALLELISM, PROCESS_POOLS, describe_counter, is_thread_count_keyword,
+    JoblibCall, KnobSite, ML_LIBRARIES, PARALLELISM_KEYWORDS, POSITIONAL_PARALLELISM, PROCESS_POOLS, PoolKnob,
+    argument_knobs, attribute_knob, describe_counter, is_thread_count_keyword,
 };
 use crate::paths::paths;
 use crate::resolve::{Resolved, Value};
@@ -94,6 +95,23 @@ pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall, callee: 
         });
     }
     let Some(callee) = callee else { return };
+    // The ML libraries' own knobs whose keyword is not a parallelism keyword everywhere
+    // (`nlp.pipe(n_process=...)`, `ray.init(num_cpus=...)`, `LocalCluster(threads_per_worker=...)`).
+    for knob in argument_knobs(callee) {
+        let KnobSite::Argument { keyword, position } = knob.site else { continue };
+        let Some(argument) = checker.arguments(call).argument(keyword, position) else { continue };
+        // What the loops around this one check already.
+        let by_keyword = argument.splat.is_some() || call.arguments.find_keyword(keyword).is_some();
+        if (by_keyword && PARALLELISM_KEYWORDS.contains(&keyword))
+            || (!by_keyword && POSITIONAL_PARALLELISM.iter().any(|(name, _)| *name == callee))
+        {
+            continue;
+        }
+        let resolved = checker.eval_argument(&argument);
+        check_resolved(checker, argument.range(), &resolved, Some(&argument), |checker| {
+            format!("`{}({keyword}=...)`", checker.callee_display(call))
+        });
+    }
     for &(name, index) in POSITIONAL_PARALLELISM {
         if name != callee {
             continue;
@@ -148,4 +166,31 @@ pub fn env_write<'a>(checker: &mut Checker<'_, 'a>, write: &EnvWrite<'a>) {
             check_value(checker, write.range, value, |_| format!("the thread cap `{variable}`"));
         }
     }
+}
+
+/// `options.intra_op_num_threads = os.cpu_count()` on an object whose attribute is an ML library's knob
+/// (an ONNX Runtime `SessionOptions`, followed by name).
+pub fn target_assignment<'a>(checker: &mut Checker<'_, 'a>, target: &'a Expr, value: &'a Expr) {
+    if !checker.enabled(Rule::NodeCpuCount) {
+        return;
+    }
+    let Some(knob) = knob_attribute(checker, target) else { return };
+    let attribute = knob.name();
+    check_value(checker, TextRange::new(target.start(), value.end()), value, |checker| {
+        let Expr::Attribute(target) = target else { return format!("`{attribute}`") };
+        format!("`{}.{attribute}`", checker.text(target.value.range()))
+    });
+}
+
+/// The knob an assignment target `object.attribute` sets, when `object` is made by a call capslint knows.
+pub fn knob_attribute<'a>(checker: &Checker<'_, 'a>, target: &'a Expr) -> Option<&'static PoolKnob> {
+    let Expr::Attribute(attribute) = target else { return None };
+    let name = attribute.attr.as_str();
+    // Only the knobs' own attribute names are worth resolving the object for.
+    let is_knob = |knob: &PoolKnob| matches!(knob.site, KnobSite::Attribute(known) if known == name);
+    if !ML_LIBRARIES.iter().any(|library| library.knobs.iter().any(is_knob)) {
+        return None;
+    }
+    let object = checker.qualified_name_at(&attribute.value, checker.at(attribute.start()))?;
+    attribute_knob(object.strip_suffix("()")?, name)
 }
