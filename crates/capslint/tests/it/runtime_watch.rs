@@ -287,3 +287,100 @@ fn a_heartbeat_decides_whether_a_throttled_workload_progresses() {
     assert!(progressing.iter().all(|line| !line.starts_with("event=pod_livelock_suspected")), "{progressing:?}");
     drop(marker);
 }
+
+/// `GET path` on `addr` with a plain HTTP/1.1 client: the body, or `None` when nothing answers yet.
+fn get(addr: &str, path: &str) -> Option<String> {
+    use std::io::{Read as _, Write as _};
+    let mut stream = std::net::TcpStream::connect(addr).ok()?;
+    stream.set_read_timeout(Some(Duration::from_secs(10))).ok()?;
+    stream.write_all(format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n").as_bytes()).ok()?;
+    let mut response = String::new();
+    stream.read_to_string(&mut response).ok()?;
+    let (head, body) = response.split_once("\r\n\r\n")?;
+    head.starts_with("HTTP/1.1 200").then(|| body.to_owned())
+}
+
+/// The value of the one series an instant query of Prometheus' HTTP API returns, once it has one.
+fn prometheus_value(prometheus: &str, query: &str) -> Option<f64> {
+    let body = get(prometheus, &format!("/api/v1/query?query={query}"))?;
+    let answer: serde_json::Value = serde_json::from_str(&body).ok()?;
+    let value = answer.pointer("/data/result/0/value/1")?.as_str()?;
+    value.parse().ok()
+}
+
+/// The program `name` found on `PATH`.
+fn on_path(name: &str) -> Option<std::path::PathBuf> {
+    std::env::split_paths(&std::env::var_os("PATH")?).map(|dir| dir.join(name)).find(|path| path.is_file())
+}
+
+/// A free loopback port (taken and released: Prometheus cannot report a port 0 it was given).
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// A real Prometheus server (Debian's `prometheus`, when installed: neither PyPI nor crates.io ships one,
+/// so CI, which installs from those alone, skips this test and says so) scrapes `/metrics` on loopback, and
+/// the series are read back through its HTTP API.
+#[test]
+fn a_real_prometheus_scrapes_the_metrics_and_answers_queries() {
+    use std::io::BufRead as _;
+    let Some(prometheus) = on_path("prometheus") else {
+        skip_inapplicable("prometheus is not installed (Debian's `prometheus` package)");
+        return;
+    };
+    let _serial = REAL_CGROUP_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(cgroup) = one_cpu_cgroup() else { return };
+    let marker = Marker::new();
+    let extra = [&WATCH[..], &["--metrics-addr", "127.0.0.1:0"]].concat();
+    let mut child = watched(&cgroup, &marker, &extra, &busy(4, 40, 0))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let first = stderr.lines().next().unwrap().unwrap();
+    let target = field(&first, "addr").unwrap_or_else(|| panic!("no address logged: {first}")).to_owned();
+
+    let dir = tempfile::TempDir::new().unwrap();
+    let config = dir.path().join("prometheus.yml");
+    std::fs::write(
+        &config,
+        format!(
+            "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n  - job_name: capslint\n    \
+             static_configs:\n      - targets: ['{target}']\n"
+        ),
+    )
+    .unwrap();
+    let web = format!("127.0.0.1:{}", free_port());
+    let mut server = Command::new(prometheus)
+        .arg(format!("--config.file={}", config.display()))
+        .arg(format!("--storage.tsdb.path={}", dir.path().join("data").display()))
+        .arg(format!("--web.listen-address={web}"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+
+    let deadline = std::time::Instant::now() + Duration::from_secs(45);
+    let mut read = (None, None, None);
+    while std::time::Instant::now() < deadline {
+        read = (
+            prometheus_value(&web, "capslint_watch_cpu_limit_cores"),
+            prometheus_value(&web, "capslint_watch_threads"),
+            prometheus_value(&web, "capslint_watch_oversubscribed"),
+        );
+        if read.0.is_some() && read.1.is_some() && read.2 == Some(1.0) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    let up = prometheus_value(&web, "up%7Bjob%3D%22capslint%22%7D");
+    let _ = server.kill();
+    let _ = server.wait();
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_eq!(up, Some(1.0), "Prometheus scraped the target: {read:?}");
+    assert_eq!(read.0, Some(1.0), "the limit, read back through Prometheus");
+    assert!(read.1.is_some_and(|threads| threads >= 5.0), "the tree's threads: {read:?}");
+    assert_eq!(read.2, Some(1.0), "the verdict, read back through Prometheus: {read:?}");
+}
