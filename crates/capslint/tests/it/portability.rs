@@ -1,9 +1,10 @@
 //! Portability: `capslint check` builds and runs on every system, so the sources say where each
-//! system's API is used. No crate but `capslint_pod` (the in-pod verbs, Linux inside) names a Linux-only
+//! system's API is used. No crate but the in-pod ones (`capslint_pod`, the in-pod verbs, and
+//! `capslint_watch`, the supervisor of `exec --watch`: Linux inside) names a Linux-only
 //! API; a unix-only API is named only by the unix implementation of the workspace crate's platform module
 //! (`crates/capslint_workspace/src/platform/unix.rs`) and by unit tests gated by `#[cfg(unix)]`; every
 //! unix item of that module has a portable twin of the same signature; and `libc` is a dependency of
-//! `capslint_pod` on Linux alone, and of any other crate on unix alone.
+//! the in-pod crates on Linux alone, and of any other crate on unix alone.
 //!
 //! Only the Linux toolchain is at hand, so these checks read the sources: a small lexer tells code from
 //! comments and string literals, and each `#[cfg(...)]` is followed to the end of the item it gates.
@@ -15,8 +16,13 @@ use regex::Regex;
 
 use crate::support::*;
 
-/// The crate whose insides are Linux's.
-const POD_CRATE: &str = "crates/capslint_pod/";
+/// The in-pod crates, whose insides are Linux's: the verbs `runtime` and `exec`, and the supervisor.
+const POD_CRATES: &[&str] = &["crates/capslint_pod/", "crates/capslint_watch/"];
+
+/// Whether `package` is one of [`POD_CRATES`].
+fn is_pod_crate(package: &str) -> bool {
+    POD_CRATES.iter().any(|dir| dir.trim_end_matches('/').rsplit('/').next() == Some(package))
+}
 
 /// The one file where unix-only names are at home.
 const PLATFORM_UNIX: &str = "crates/capslint_workspace/src/platform/unix.rs";
@@ -407,7 +413,7 @@ fn relative(path: &Path, root: &Path) -> String {
     relative.components().map(|part| part.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/")
 }
 
-/// The sources of the crates of the workspace at `root` (`crates/*/src/**/*.rs`) but `capslint_pod`'s, each
+/// The sources of the crates of the workspace at `root` (`crates/*/src/**/*.rs`) but the in-pod ones', each
 /// with its path relative to `root`.
 fn sources_outside_the_pod(root: &Path) -> Vec<(String, String)> {
     let mut found = Vec::new();
@@ -418,7 +424,7 @@ fn sources_outside_the_pod(root: &Path) -> Vec<(String, String)> {
         }
         for file in rust_files(&source) {
             let name = relative(&file, root);
-            if !name.starts_with(POD_CRATE) {
+            if !POD_CRATES.iter().any(|pod| name.starts_with(pod)) {
                 found.push((name, std::fs::read_to_string(&file).unwrap()));
             }
         }
@@ -546,11 +552,11 @@ fn twin_offences(root: &Path) -> Vec<String> {
     found
 }
 
-/// What is wrong with where the manifest of `package` lets it depend on `libc`: `capslint_pod` on Linux
+/// What is wrong with where the manifest of `package` lets it depend on `libc`: an in-pod crate on Linux
 /// alone, any other crate on unix alone.
 fn libc_offences(package: &str, manifest: &str) -> Vec<String> {
     let manifest: toml::Table = toml::from_str(manifest).unwrap_or_else(|error| panic!("{package}: {error}"));
-    let wanted = if package == "capslint_pod" { "cfg(target_os = \"linux\")" } else { "cfg(unix)" };
+    let wanted = if is_pod_crate(package) { "cfg(target_os = \"linux\")" } else { "cfg(unix)" };
     let kinds = ["dependencies", "dev-dependencies", "build-dependencies"];
     let mut tables: Vec<(String, Option<&str>, &toml::Value)> = Vec::new();
     for kind in kinds {
@@ -581,7 +587,7 @@ fn libc_offences(package: &str, manifest: &str) -> Vec<String> {
             linux_dependency = true;
         }
     }
-    if package == "capslint_pod" && !linux_dependency {
+    if is_pod_crate(package) && !linux_dependency {
         found.push(format!("{package}: libc is not in [target.'{wanted}'.dependencies]"));
     }
     found
