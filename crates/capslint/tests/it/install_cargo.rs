@@ -40,6 +40,21 @@ fn cargo(args: &[String]) -> Command {
     command
 }
 
+/// Removes what an earlier run built of this workspace's own crates from the kept build directory, so only
+/// the dependencies are reused: every run installs from a new commit of the same `file://` source, and
+/// cargo reuses a git source's workspace members built from an earlier commit of it.
+fn forget_the_workspace_crates(target_dir: &std::path::Path) {
+    for kept in [".fingerprint", "deps", "build"] {
+        let Ok(entries) = std::fs::read_dir(target_dir.join("debug").join(kept)) else { continue };
+        for entry in entries.flatten() {
+            if entry.file_name().to_string_lossy().starts_with("capslint") {
+                let path = entry.path();
+                let _ = if path.is_dir() { std::fs::remove_dir_all(&path) } else { std::fs::remove_file(&path) };
+            }
+        }
+    }
+}
+
 #[test]
 fn the_readme_cargo_install_line_installs_capslint_alone() {
     assert_eq!(readme_lines(), [CARGO_INSTALL], "README.md gives one `cargo install` line, the one tested here");
@@ -56,7 +71,9 @@ fn the_readme_cargo_install_line_installs_capslint_alone() {
         .collect();
     assert!(args.contains(&url), "the line installs from {README_URL}");
     args.extend(["--root".to_string(), install_root.path().display().to_string(), "--debug".to_string()]);
-    args.extend(["--target-dir".to_string(), tmp().join("install-cargo").display().to_string()]);
+    let target_dir = tmp().join("install-cargo");
+    forget_the_workspace_crates(&target_dir);
+    args.extend(["--target-dir".to_string(), target_dir.display().to_string()]);
 
     let started = std::time::Instant::now();
     let out = cargo(&args).output().expect("cargo runs");
