@@ -89,8 +89,9 @@ fn is_known(resolved: &Resolved<'_>) -> bool {
 fn follow<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall, function: &ProjectFunction<'_>) {
     let module = Arc::clone(&function.module);
     let Some(def) = module.function(function.def) else { return };
-    // No rule fires anywhere in a module whose text the prefilter rejects.
-    if !is_plain(def) || !crate::prefilter::may_have_findings(module.file.text()) {
+    // Followed only where the prefilter would let a caller through: the function's own text holds a word
+    // the rules need (`ProjectIndex::imports_module_with_findings`).
+    if !is_plain(def) || !crate::prefilter::function_may_have_findings(module.file.text(), def.name.as_str()) {
         return;
     }
     let caller_file = checker.own_file();

@@ -89,8 +89,59 @@ pub fn may_have_findings(text: &str) -> bool {
         || spelling::unfolded(text).iter().any(|unfolded| search.is_match(unfolded))
 }
 
+/// Whether a module-level function `name` of the Python text `text` may have findings when a call of it is
+/// followed: the text of one of its top-level definitions (`def name(`, `async def name(`, from that line to
+/// the next line that starts at column 0 with anything but a comment or the signature's closing bracket)
+/// passes [`may_have_findings`]. Searched in the text, never parsed: the prefilter lets a file through by
+/// it, and following a call into another module asks the same question, so the two always agree.
+pub fn function_may_have_findings(text: &str, name: &str) -> bool {
+    top_level_definitions(text, name).any(may_have_findings)
+}
+
+/// The text of each top-level definition of the function `name` in `text`.
+fn top_level_definitions<'t>(text: &'t str, name: &'t str) -> impl Iterator<Item = &'t str> + 't {
+    let starts = text.match_indices("def ").filter_map(move |(at, _)| {
+        let line_start = text[..at].rfind('\n').map_or(0, |newline| newline + 1);
+        let prefix = &text[line_start..at];
+        if !(prefix.is_empty() || prefix == "async ") {
+            return None;
+        }
+        let rest = text[at + 4..].trim_start();
+        let named = rest.strip_prefix(name)?;
+        named.trim_start().starts_with('(').then_some(line_start)
+    });
+    starts.map(move |start| {
+        let mut end = text.len();
+        let mut offset = start;
+        for (index, line) in text[start..].split_inclusive('\n').enumerate() {
+            if index > 0 {
+                let first = line.chars().next();
+                let continues = matches!(first, None | Some(' ' | '\t' | '\n' | '\r' | '#' | ')' | ']'));
+                if !continues {
+                    end = offset;
+                    break;
+                }
+            }
+            offset += line.len();
+        }
+        &text[start..end]
+    })
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_function_is_searched_in_its_own_text() {
+        let module = "import os\n\ndef shout(text):\n    return text.upper()\n\n\ndef etl(task_id, **kwargs):\n    \
+                      return KubernetesPodOperator(task_id=task_id, **kwargs)\n\nasync def fit(\n    x,\n) -> None:\n    \
+                      Parallel(n_jobs=-1)\nVALUE = 1\n";
+        assert!(super::function_may_have_findings(module, "etl"));
+        assert!(super::function_may_have_findings(module, "fit"));
+        assert!(!super::function_may_have_findings(module, "shout"));
+        assert!(!super::function_may_have_findings(module, "missing"));
+        assert!(!super::function_may_have_findings(module, "et"));
+    }
+
     use super::*;
 
     #[test]

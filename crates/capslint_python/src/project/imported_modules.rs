@@ -5,15 +5,15 @@
 //! parentheses, gives the dotted names a call through it may resolve to; strings and comments that
 //! merely look like imports only let a file through that the search would otherwise have dropped.
 
-/// The dotted names the imports of `text` bind or name: for `from M import a, b`, `M.a`, `M.b` and `M`
-/// itself; for `import M.N`, `M` and `M.N`. Relative modules keep their leading dots.
+/// The dotted names the imports of `text` bind or name: for `from M import a, b`, `M.a` and `M.b` (a call
+/// can reach only those: a function of `M`, or a module of the package `M`); for `import M.N`, `M` and
+/// `M.N`. Relative modules keep their leading dots.
 pub fn imported_names(text: &str) -> Vec<String> {
     let mut names = Vec::new();
     for statement in statements(text) {
         let words: Vec<&str> = statement.split_whitespace().collect();
         match words.as_slice() {
             ["from", module, "import", rest @ ..] => {
-                names.push((*module).to_string());
                 for name in imported(&rest.join(" ")) {
                     names.push(if module.ends_with('.') {
                         format!("{module}{name}")
@@ -74,15 +74,12 @@ mod tests {
 
     #[test]
     fn from_imports_name_the_module_and_each_name() {
-        assert_eq!(
-            imported_names("from utils.gcp import etl, load as l\n"),
-            ["utils.gcp", "utils.gcp.etl", "utils.gcp.load"]
-        );
+        assert_eq!(imported_names("from utils.gcp import etl, load as l\n"), ["utils.gcp.etl", "utils.gcp.load"]);
         assert_eq!(
             imported_names("from . import tasks\nfrom .gcp import (\n    etl,\n    load,\n)\n"),
-            [".", ".tasks", ".gcp", ".gcp.etl", ".gcp.load"]
+            [".tasks", ".gcp.etl", ".gcp.load"]
         );
-        assert_eq!(imported_names("import os; from x \\\n    import y\n"), ["os", "x", "x.y"]);
+        assert_eq!(imported_names("import os; from x \\\n    import y\n"), ["os", "x.y"]);
     }
 
     #[test]

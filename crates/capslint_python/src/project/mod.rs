@@ -17,7 +17,7 @@ mod imported_modules;
 pub mod summary;
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
 use rustc_hash::FxHashMap;
 
@@ -44,9 +44,11 @@ pub struct ProjectIndex {
     cwd: PathBuf,
     confinement: Arc<Confinement>,
     summaries: Mutex<FxHashMap<(PathBuf, u64), SummaryCell>>,
-    files: Mutex<FxHashMap<PathBuf, bool>>,
+    files: RwLock<FxHashMap<PathBuf, bool>>,
     /// Whether the text of each module read for the prefilter holds the words the rules need.
-    prefiltered: Mutex<FxHashMap<PathBuf, bool>>,
+    prefiltered: RwLock<FxHashMap<(PathBuf, Option<String>), bool>>,
+    /// The text of each module read for the prefilter (`None`: unreadable or beyond the size limit).
+    module_texts: RwLock<FxHashMap<PathBuf, Option<Arc<str>>>>,
     /// The modules kept parsed because a call was followed into one of their functions.
     trees: Mutex<FxHashMap<PathBuf, TreeCell>>,
 }
@@ -68,9 +70,10 @@ impl ProjectIndex {
             cwd,
             confinement,
             summaries: Mutex::default(),
-            files: Mutex::default(),
+            files: RwLock::default(),
             trees: Mutex::default(),
-            prefiltered: Mutex::default(),
+            prefiltered: RwLock::default(),
+            module_texts: RwLock::default(),
         }
     }
 
@@ -80,11 +83,11 @@ impl ProjectIndex {
     }
 
     fn is_file(&self, path: &Path) -> bool {
-        if let Some(known) = self.files.lock().ok().and_then(|files| files.get(path).copied()) {
+        if let Some(known) = self.files.read().ok().and_then(|files| files.get(path).copied()) {
             return known;
         }
         let exists = self.confinement.file(path, "").is_ok();
-        if let Ok(mut files) = self.files.lock() {
+        if let Ok(mut files) = self.files.write() {
             files.insert(path.to_path_buf(), exists);
         }
         exists
@@ -105,32 +108,52 @@ impl ProjectIndex {
         .clone()
     }
 
-    /// Whether `text`, the file at `from`, imports a name from a module of the project (found as
-    /// [`ProjectIndex::locate`] finds it, confined) whose own text passes the prefilter: a call of a
-    /// function of that module may then have findings at the call. Each module's text is read and searched
-    /// once per run, never parsed.
+    /// Whether `text`, the file at `from`, imports from a module of the project (found as
+    /// [`ProjectIndex::locate`] finds it, confined) a function whose text passes the prefilter
+    /// ([`crate::prefilter::function_may_have_findings`], the question following a call into another module
+    /// asks too), or a whole module whose text does (`import utils.gcp`, `from utils import gcp`): a call of
+    /// it may then have findings at the call. Each module's text is read once per run, never parsed.
     pub fn imports_module_with_findings(&self, from: &Path, text: &str) -> bool {
         imported_modules::imported_names(text).iter().any(|name| {
-            // A module itself (`utils.gcp`), or the module that defines a name (`utils.gcp.etl`).
-            [format!("{name}._"), name.clone()]
-                .iter()
-                .filter_map(|qualified| self.locate(from, qualified))
-                .any(|(path, _)| self.passes_prefilter(&path))
+            if let Some((path, attributes)) = self.locate(from, &format!("{name}._"))
+                && attributes.len() == 1
+            {
+                // A module itself: any of its functions may be called through it.
+                return self.passes_prefilter(&path, None);
+            }
+            match self.locate(from, name) {
+                Some((path, attributes)) if attributes.len() == 1 => self.passes_prefilter(&path, Some(&attributes[0])),
+                _ => false,
+            }
         })
     }
 
-    /// Whether the text of the module at `path` passes the prefilter, read once.
-    fn passes_prefilter(&self, path: &Path) -> bool {
-        if let Some(known) = self.prefiltered.lock().ok().and_then(|known| known.get(path).copied()) {
+    /// Whether the text of the module at `path`, or of its function `function`, passes the prefilter;
+    /// the module's text is read once, each answer kept.
+    fn passes_prefilter(&self, path: &Path, function: Option<&str>) -> bool {
+        let key = (path.to_path_buf(), function.map(str::to_owned));
+        if let Some(known) = self.prefiltered.read().ok().and_then(|known| known.get(&key).copied()) {
             return known;
         }
-        let display = capslint_workspace::discover::display_name(path, &self.cwd);
-        let passes = self
-            .confinement
-            .read_to_string(path, &display, MAX_MODULE_BYTES)
-            .is_ok_and(|text| crate::prefilter::may_have_findings(&text));
-        if let Ok(mut known) = self.prefiltered.lock() {
-            known.insert(path.to_path_buf(), passes);
+        let known = self.module_texts.read().ok().and_then(|texts| texts.get(path).cloned());
+        let text = match known {
+            Some(text) => text,
+            None => {
+                let display = capslint_workspace::discover::display_name(path, &self.cwd);
+                let text: Option<Arc<str>> =
+                    self.confinement.read_to_string(path, &display, MAX_MODULE_BYTES).ok().map(Arc::from);
+                if let Ok(mut texts) = self.module_texts.write() {
+                    texts.insert(path.to_path_buf(), text.clone());
+                }
+                text
+            }
+        };
+        let passes = text.is_some_and(|text| match function {
+            Some(name) => crate::prefilter::function_may_have_findings(&text, name),
+            None => crate::prefilter::may_have_findings(&text),
+        });
+        if let Ok(mut known) = self.prefiltered.write() {
+            known.insert(key, passes);
         }
         passes
     }
@@ -157,6 +180,16 @@ impl ProjectIndex {
         qualified: &str,
         caps: &CapNames,
     ) -> Result<Option<ProjectFunction<'p>>, Cut> {
+        // Nothing to follow into a function whose own text holds no word the rules need: asked of the text
+        // before the module is summarised or parsed, as the prefilter asks it.
+        match self.locate(from, qualified) {
+            Some((path, attributes)) if attributes.len() == 1 => {
+                if !self.passes_prefilter(&path, Some(&attributes[0])) {
+                    return Ok(None);
+                }
+            }
+            _ => return Ok(None),
+        }
         let mut trail = Vec::new();
         let Some(found) = self.export(from, qualified, caps, &mut trail)? else { return Ok(None) };
         // Only a function of the module the name is imported from: the prefilter reads that module's text
