@@ -35,23 +35,23 @@ const MAX_RELEVANCE_FUNCTIONS: usize = 64;
 const TRANSPARENT_DECORATORS: &[&str] = &["staticmethod", "classmethod", "wraps"];
 
 /// Follows `call` into the body of the function of this module it calls, when it does, and reports at
-/// the call what the call's values cause there.
-pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall) {
+/// the call what the call's values cause there. Whether the callee is a function of this module: a call
+/// of another module's function is [`super::crossmodule`]'s.
+pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall) -> bool {
     let Some(Callee { function, def_scope, receiver, constructor }) = callee(checker, call) else {
-        super::crossmodule::call(checker, call);
-        return;
+        return false;
     };
     if !is_plain(function) {
-        return;
+        return true;
     }
     let model = checker.resolver.model();
-    let Some(scope) = model.scope_of_node(function.range.start()) else { return };
+    let Some(scope) = model.scope_of_node(function.range.start()) else { return true };
     let frames = checker.resolver.frames().map(|frames| CallFrames::clone(frames)).unwrap_or_default();
     if frames.follows(scope) {
-        return;
+        return true;
     }
     if !checker.followed.relevant(function, || is_relevant(checker, function)) {
-        return;
+        return true;
     }
     let def_at = At { scope: def_scope, offset: function.range.start() };
     let arguments = calls::bind(function, def_at, call, checker.at(call.start()), receiver);
@@ -71,25 +71,25 @@ pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall) {
         instance_frames.set_instance(scope, instance);
     }
     if !passes_known {
-        return;
+        return true;
     }
     let depth = frames.depth();
     if depth >= MAX_CALL_DEPTH as usize {
         checker.note_cut(Some(Cut::here(Limit::CallDepth, call.range())), true, call.range());
-        return;
+        return true;
     }
     match checker.followed.take_site(function) {
         Site::Followed => {}
         // Once per function: every later call is cut by the same limit.
         Site::FirstBeyond => {
             checker.note_cut(Some(Cut::here(Limit::CallSites, call.func.range())), true, call.range());
-            return;
+            return true;
         }
-        Site::Beyond => return,
+        Site::Beyond => return true,
     }
     let units = u64::from(function.range.len().to_u32()) / WALK_BYTES_PER_STEP + 1;
     if !checker.resolver.spend_walk(units, call.start()) {
-        return;
+        return true;
     }
     let body = Body { function, scope, def_scope };
     let baseline = checker.followed.baseline(function, depth, || {
@@ -105,6 +105,7 @@ pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall) {
             checker.report(moved);
         }
     }
+    true
 }
 
 /// The function of this module a call calls.

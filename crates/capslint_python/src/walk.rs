@@ -48,7 +48,7 @@ impl<'a> Checker<'_, 'a> {
     fn check_call(&mut self, call: &'a ast::ExprCall) {
         if !Self::may_matter(call) {
             // A call of a method of the enclosing class names no argument or callee the rules know.
-            super::interprocedural::call(self, call);
+            self.follow_call(call);
             return;
         }
         let callee = if self.may_be_known_callee(call) { self.callee(call) } else { None };
@@ -74,7 +74,14 @@ impl<'a> Checker<'_, 'a> {
         if let Some(write) = EnvWrite::from_call(self, call, callee) {
             self.check_env_write(&write);
         }
-        super::interprocedural::call(self, call);
+        self.follow_call(call);
+    }
+
+    /// Follows a call of a function of this module, or else of another module of the project, into its body.
+    fn follow_call(&mut self, call: &'a ast::ExprCall) {
+        if !super::interprocedural::call(self, call) {
+            super::crossmodule::call(self, call);
+        }
     }
 
     fn check_env_write(&mut self, write: &EnvWrite<'a>) {
