@@ -269,7 +269,6 @@ fn passes_known_value<'a>(checker: &Checker<'_, 'a>, arguments: &[(String, Argum
 /// ([`crate::prefilter_words`]).
 pub fn is_relevant<'a>(checker: &Checker<'_, 'a>, function: &'a ast::StmtFunctionDef) -> bool {
     let model = checker.resolver.model();
-    let words = crate::prefilter_words();
     let mut seen: FxHashSet<usize> = FxHashSet::default();
     let mut pending = vec![function];
     while let Some(current) = pending.pop() {
@@ -280,10 +279,7 @@ pub fn is_relevant<'a>(checker: &Checker<'_, 'a>, function: &'a ast::StmtFunctio
             return true;
         }
         let text = checker.source.get(current.range.to_std_range()).unwrap_or_default();
-        let named = |word: &str| memchr::memmem::find(text.as_bytes(), word.as_bytes()).is_some();
-        if words.iter().any(|word| named(word))
-            || crate::PREFILTER_WORD_PAIRS.iter().any(|(first, second)| named(first) && named(second))
-        {
+        if crate::prefilter::names_a_word(text) {
             return true;
         }
         let Some(scope) = model.scope_of_node(current.range.start()) else { continue };

@@ -89,28 +89,41 @@ pub fn may_have_findings(text: &str) -> bool {
         || spelling::unfolded(text).iter().any(|unfolded| search.is_match(unfolded))
 }
 
+/// Whether `text` holds one of the words the rules need as written (or both words of a pair), without the
+/// indirect spellings [`may_have_findings`] also looks for: the cheap test of a function's own text.
+pub fn names_a_word(text: &str) -> bool {
+    python_prefilter().is_match(text)
+}
+
 /// Whether a module-level function `name` of the Python text `text` may have findings when a call of it is
 /// followed: the text of one of its top-level definitions (`def name(`, `async def name(`, from that line to
 /// the next line that starts at column 0 with anything but a comment or the signature's closing bracket)
 /// passes [`may_have_findings`]. Searched in the text, never parsed: the prefilter lets a file through by
 /// it, and following a call into another module asks the same question, so the two always agree.
 pub fn function_may_have_findings(text: &str, name: &str) -> bool {
-    top_level_definitions(text, name).any(may_have_findings)
+    top_level_definitions(text).any(|(defined, definition)| defined == name && may_have_findings(definition))
 }
 
-/// The text of each top-level definition of the function `name` in `text`.
-fn top_level_definitions<'t>(text: &'t str, name: &'t str) -> impl Iterator<Item = &'t str> + 't {
-    let starts = text.match_indices("def ").filter_map(move |(at, _)| {
+/// The module-level functions of `text` that may have findings when a call of them is followed, each
+/// as [`function_may_have_findings`] answers for it, found in one pass over the text.
+pub fn functions_with_findings(text: &str) -> rustc_hash::FxHashSet<&str> {
+    top_level_definitions(text).filter(|(_, definition)| may_have_findings(definition)).map(|(name, _)| name).collect()
+}
+
+/// Each top-level definition of a function in `text`: its name and its text.
+fn top_level_definitions(text: &str) -> impl Iterator<Item = (&str, &str)> {
+    let starts = memchr::memmem::find_iter(text.as_bytes(), b"def ").filter_map(move |at| {
         let line_start = text[..at].rfind('\n').map_or(0, |newline| newline + 1);
         let prefix = &text[line_start..at];
         if !(prefix.is_empty() || prefix == "async ") {
             return None;
         }
         let rest = text[at + 4..].trim_start();
-        let named = rest.strip_prefix(name)?;
-        named.trim_start().starts_with('(').then_some(line_start)
+        let length = rest.find(|c: char| !(c.is_alphanumeric() || c == '_')).unwrap_or(rest.len());
+        let (name, after) = rest.split_at(length);
+        (!name.is_empty() && after.trim_start().starts_with('(')).then_some((name, line_start))
     });
-    starts.map(move |start| {
+    starts.map(move |(name, start)| {
         let mut end = text.len();
         let mut offset = start;
         for (index, line) in text[start..].split_inclusive('\n').enumerate() {
@@ -124,7 +137,7 @@ fn top_level_definitions<'t>(text: &'t str, name: &'t str) -> impl Iterator<Item
             }
             offset += line.len();
         }
-        &text[start..end]
+        (name, &text[start..end])
     })
 }
 
@@ -140,6 +153,9 @@ mod tests {
         assert!(!super::function_may_have_findings(module, "shout"));
         assert!(!super::function_may_have_findings(module, "missing"));
         assert!(!super::function_may_have_findings(module, "et"));
+        let mut found: Vec<&str> = super::functions_with_findings(module).into_iter().collect();
+        found.sort_unstable();
+        assert_eq!(found, ["etl", "fit"]);
     }
 
     use super::*;

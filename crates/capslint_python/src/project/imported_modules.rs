@@ -43,29 +43,65 @@ fn imported(list: &str) -> impl Iterator<Item = &str> {
     })
 }
 
-/// The statements of the text that may be imports: each logical line (backslash continuations joined,
-/// and a parenthesised import list joined up to its `)`), split at `;`.
+/// The statements of the text that may be imports: each logical line holding the word `import`
+/// (backslash continuations joined, and a parenthesised import list joined up to its `)`), split at `;`.
+/// Only the lines around each `import` are looked at: the rest of the text is skipped by one search.
 fn statements(text: &str) -> Vec<String> {
     let mut statements = Vec::new();
-    let mut current = String::new();
-    let mut open = false;
-    for line in text.lines() {
-        let line = line.split('#').next().unwrap_or_default();
-        current.push_str(line.trim_end_matches('\\'));
-        current.push(' ');
-        if line.contains('(') && !line.contains(')') && line.contains("import") {
-            open = true;
-        } else if open && line.contains(')') {
-            open = false;
-        }
-        if open || line.trim_end().ends_with('\\') {
+    let mut resume = 0;
+    for at in memchr::memmem::find_iter(text.as_bytes(), b"import") {
+        if at < resume {
             continue;
         }
-        statements.extend(current.split(';').map(str::trim).filter(|part| part.contains("import")).map(String::from));
-        current.clear();
+        let start = logical_line_start(text, at);
+        let (statement, end) = logical_line(text, start);
+        resume = end;
+        statements.extend(statement.split(';').map(str::trim).filter(|part| part.contains("import")).map(String::from));
     }
-    statements.extend(current.split(';').map(str::trim).filter(|part| part.contains("import")).map(String::from));
     statements
+}
+
+/// Where the logical line holding byte `at` starts: the start of its physical line, moved back over
+/// the lines before it that end with a backslash.
+fn logical_line_start(text: &str, at: usize) -> usize {
+    let mut start = text[..at].rfind('\n').map_or(0, |newline| newline + 1);
+    while start > 0 {
+        let previous_end = start - 1;
+        let previous_start = text[..previous_end].rfind('\n').map_or(0, |newline| newline + 1);
+        let previous = text[previous_start..previous_end].trim_end_matches('\r');
+        if !uncommented(previous).trim_end().ends_with('\\') {
+            break;
+        }
+        start = previous_start;
+    }
+    start
+}
+
+/// The logical line from `start` (comments dropped, continuations joined with a blank) and where it ends.
+fn logical_line(text: &str, start: usize) -> (String, usize) {
+    let mut statement = String::new();
+    let mut open = false;
+    let mut end = start;
+    for line in text[start..].split_inclusive('\n') {
+        end += line.len();
+        let code = uncommented(line.trim_end_matches(['\n', '\r']));
+        statement.push_str(code.trim_end_matches('\\'));
+        statement.push(' ');
+        if code.contains('(') && !code.contains(')') && code.contains("import") {
+            open = true;
+        } else if open && code.contains(')') {
+            open = false;
+        }
+        if !(open || code.trim_end().ends_with('\\')) {
+            break;
+        }
+    }
+    (statement, end)
+}
+
+/// A line without its comment.
+fn uncommented(line: &str) -> &str {
+    line.split('#').next().unwrap_or_default()
 }
 
 #[cfg(test)]
@@ -86,5 +122,6 @@ mod tests {
     fn plain_imports_name_each_package_on_the_path() {
         assert_eq!(imported_names("import utils.gcp as g, json\n"), ["utils", "utils.gcp", "json"]);
         assert!(imported_names("print('no imports here')\n").is_empty());
+        assert_eq!(imported_names("x = 1  # import nothing\nimport a  # import b\n"), ["a"]);
     }
 }

@@ -16,6 +16,7 @@
 mod imported_modules;
 pub mod summary;
 
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
@@ -38,17 +39,46 @@ type SummaryCell = Arc<OnceLock<Result<Arc<ModuleSummary>, Unread>>>;
 
 type TreeCell = Arc<OnceLock<Result<Arc<ProjectModule>, Unread>>>;
 
+/// The module that defines an imported dotted name, and the attribute path inside it.
+type Located = (PathBuf, Vec<String>);
+
+/// A path as a map's key: its bytes, hashed as bytes (a `Path` hashes component by component, which
+/// costs more than the lookups it keys).
+type PathKey = OsString;
+
+/// What the prefilter answers of one module's text ([`crate::prefilter`]).
+#[derive(Debug)]
+struct ModuleWords {
+    /// Whether the whole text passes.
+    module: bool,
+    /// The module-level functions whose own text passes.
+    functions: rustc_hash::FxHashSet<String>,
+}
+
+impl ModuleWords {
+    fn of(text: &str) -> Self {
+        ModuleWords {
+            module: crate::prefilter::may_have_findings(text),
+            functions: crate::prefilter::functions_with_findings(text).into_iter().map(str::to_owned).collect(),
+        }
+    }
+}
+
 /// The modules of one run read so far, shared by every file's check.
 #[derive(Debug)]
 pub struct ProjectIndex {
     cwd: PathBuf,
     confinement: Arc<Confinement>,
     summaries: Mutex<FxHashMap<(PathBuf, u64), SummaryCell>>,
-    files: RwLock<FxHashMap<PathBuf, bool>>,
-    /// Whether the text of each module read for the prefilter holds the words the rules need.
-    prefiltered: RwLock<FxHashMap<(PathBuf, Option<String>), bool>>,
-    /// The text of each module read for the prefilter (`None`: unreadable or beyond the size limit).
-    module_texts: RwLock<FxHashMap<PathBuf, Option<Arc<str>>>>,
+    files: RwLock<FxHashMap<PathKey, bool>>,
+    /// Where each dotted name imported from a directory was found ([`ProjectIndex::locate`]).
+    /// Keyed by the directory and the name joined by a NUL, hashed as bytes (a path hashes component by
+    /// component, which costs more than the search it saves).
+    located: RwLock<FxHashMap<PathKey, Option<Arc<Located>>>>,
+    /// What the prefilter answers of each module read for it (`None`: unreadable or beyond the size limit).
+    prefiltered: RwLock<FxHashMap<PathBuf, Option<Arc<ModuleWords>>>>,
+    /// Whether an import's first name is a module or package in a directory (`dir/name.py`, `dir/name/`).
+    entries: RwLock<FxHashMap<PathKey, bool>>,
     /// The modules kept parsed because a call was followed into one of their functions.
     trees: Mutex<FxHashMap<PathBuf, TreeCell>>,
 }
@@ -71,9 +101,10 @@ impl ProjectIndex {
             confinement,
             summaries: Mutex::default(),
             files: RwLock::default(),
+            located: RwLock::default(),
             trees: Mutex::default(),
             prefiltered: RwLock::default(),
-            module_texts: RwLock::default(),
+            entries: RwLock::default(),
         }
     }
 
@@ -82,13 +113,16 @@ impl ProjectIndex {
         self.summaries.lock().map_or(0, |summaries| summaries.values().filter(|cell| cell.get().is_some()).count())
     }
 
+    /// Whether `path` is a regular file the confinement admits, asked once per path. Most candidates of an
+    /// import do not exist: one `stat` answers those before the path is resolved link by link.
     fn is_file(&self, path: &Path) -> bool {
-        if let Some(known) = self.files.read().ok().and_then(|files| files.get(path).copied()) {
+        if let Some(known) = self.files.read().ok().and_then(|files| files.get(path.as_os_str()).copied()) {
             return known;
         }
-        let exists = self.confinement.file(path, "").is_ok();
+        let exists =
+            std::fs::metadata(path).is_ok_and(|metadata| metadata.is_file()) && self.confinement.file(path, "").is_ok();
         if let Ok(mut files) = self.files.write() {
-            files.insert(path.to_path_buf(), exists);
+            files.insert(path.as_os_str().to_owned(), exists);
         }
         exists
     }
@@ -115,47 +149,59 @@ impl ProjectIndex {
     /// it may then have findings at the call. Each module's text is read once per run, never parsed.
     pub fn imports_module_with_findings(&self, from: &Path, text: &str) -> bool {
         imported_modules::imported_names(text).iter().any(|name| {
-            if let Some((path, attributes)) = self.locate(from, &format!("{name}._"))
-                && attributes.len() == 1
+            if let Some(found) = self.locate(from, &format!("{name}._"))
+                && let (path, [_]) = (&found.0, found.1.as_slice())
             {
                 // A module itself: any of its functions may be called through it.
-                return self.passes_prefilter(&path, None);
+                return self.passes_prefilter(path, None);
             }
-            match self.locate(from, name) {
-                Some((path, attributes)) if attributes.len() == 1 => self.passes_prefilter(&path, Some(&attributes[0])),
+            match self.locate(from, name).as_deref().map(|(path, attributes)| (path, attributes.as_slice())) {
+                Some((path, [function])) => self.passes_prefilter(path, Some(function)),
                 _ => false,
             }
         })
     }
 
     /// Whether the text of the module at `path`, or of its function `function`, passes the prefilter;
-    /// the module's text is read once, each answer kept.
+    /// the module's text is read once and answered for all its functions at once.
     fn passes_prefilter(&self, path: &Path, function: Option<&str>) -> bool {
-        let key = (path.to_path_buf(), function.map(str::to_owned));
-        if let Some(known) = self.prefiltered.read().ok().and_then(|known| known.get(&key).copied()) {
-            return known;
-        }
-        let known = self.module_texts.read().ok().and_then(|texts| texts.get(path).cloned());
-        let text = match known {
-            Some(text) => text,
+        let known = self.prefiltered.read().ok().and_then(|known| known.get(path).cloned());
+        let words = match known {
+            Some(words) => words,
             None => {
                 let display = capslint_workspace::discover::display_name(path, &self.cwd);
-                let text: Option<Arc<str>> =
-                    self.confinement.read_to_string(path, &display, MAX_MODULE_BYTES).ok().map(Arc::from);
-                if let Ok(mut texts) = self.module_texts.write() {
-                    texts.insert(path.to_path_buf(), text.clone());
+                let words = self
+                    .confinement
+                    .read_to_string(path, &display, MAX_MODULE_BYTES)
+                    .ok()
+                    .map(|text| Arc::new(ModuleWords::of(&text)));
+                if let Ok(mut known) = self.prefiltered.write() {
+                    known.insert(path.to_path_buf(), words.clone());
                 }
-                text
+                words
             }
         };
-        let passes = text.is_some_and(|text| match function {
-            Some(name) => crate::prefilter::function_may_have_findings(&text, name),
-            None => crate::prefilter::may_have_findings(&text),
-        });
-        if let Ok(mut known) = self.prefiltered.write() {
-            known.insert(key, passes);
+        words.is_some_and(|words| match function {
+            Some(name) => words.functions.contains(name),
+            None => words.module,
+        })
+    }
+
+    /// Whether `directory` holds a module or package named `name` (`name.py`, `name/`): asked once per
+    /// directory and name, before any candidate below it is looked at, so an import of a module that is
+    /// not the project's (the standard library, an installed package) costs one `stat` or two per
+    /// directory searched, whatever the file importing it.
+    fn has_entry(&self, directory: &Path, name: &str) -> bool {
+        let package = directory.join(name);
+        if let Some(known) = self.entries.read().ok().and_then(|entries| entries.get(package.as_os_str()).copied()) {
+            return known;
         }
-        passes
+        let exists = std::fs::symlink_metadata(&package).is_ok()
+            || std::fs::symlink_metadata(package.with_extension("py")).is_ok();
+        if let Ok(mut entries) = self.entries.write() {
+            entries.insert(package.into_os_string(), exists);
+        }
+        exists
     }
 
     /// The parsed tree of the module `summary` summarises, parsed on first use and kept for the run.
@@ -182,9 +228,9 @@ impl ProjectIndex {
     ) -> Result<Option<ProjectFunction<'p>>, Cut> {
         // Nothing to follow into a function whose own text holds no word the rules need: asked of the text
         // before the module is summarised or parsed, as the prefilter asks it.
-        match self.locate(from, qualified) {
-            Some((path, attributes)) if attributes.len() == 1 => {
-                if !self.passes_prefilter(&path, Some(&attributes[0])) {
+        match self.locate(from, qualified).as_deref().map(|(path, attributes)| (path, attributes.as_slice())) {
+            Some((path, [function])) => {
+                if !self.passes_prefilter(path, Some(function)) {
                     return Ok(None);
                 }
             }
@@ -216,14 +262,45 @@ impl ProjectIndex {
     }
 
     /// Finds the module that defines `qualified` as imported from `from`, and the attribute path inside it
-    /// (`["N_JOBS"]`, `["Defaults", "N_JOBS"]`).
-    fn locate(&self, from: &Path, qualified: &str) -> Option<(PathBuf, Vec<String>)> {
+    /// (`["N_JOBS"]`, `["Defaults", "N_JOBS"]`): searched once per directory and name, as every file of a
+    /// directory finds the same module for the same import (the importing file itself aside).
+    fn locate(&self, from: &Path, qualified: &str) -> Option<Arc<Located>> {
+        let directory = from.parent()?;
+        let mut key = OsString::with_capacity(directory.as_os_str().len() + 1 + qualified.len());
+        key.push(directory.as_os_str());
+        key.push("\0");
+        key.push(qualified);
+        let known = self.located.read().ok().and_then(|located| located.get(&key).cloned());
+        let found = match known {
+            Some(found) => found,
+            None => {
+                let found = self.search(directory, qualified).map(Arc::new);
+                if let Ok(mut located) = self.located.write() {
+                    located.insert(key, found.clone());
+                }
+                found
+            }
+        };
+        // A module does not import itself: the search for `from` goes on past it.
+        match found {
+            Some(found) if found.0 == from => self.search_skipping(directory, qualified, from).map(Arc::new),
+            found => found,
+        }
+    }
+
+    /// [`ProjectIndex::search_skipping`] with no candidate passed over.
+    fn search(&self, directory: &Path, qualified: &str) -> Option<Located> {
+        self.search_skipping(directory, qualified, Path::new(""))
+    }
+
+    /// The module of the project that defines `qualified` as imported from a file of `directory`, the
+    /// candidate `skipped` (the importing file) passed over.
+    fn search_skipping(&self, directory: &Path, qualified: &str, skipped: &Path) -> Option<Located> {
         let level = qualified.bytes().take_while(|byte| *byte == b'.').count();
         let parts: Vec<&str> = qualified[level..].split('.').filter(|part| !part.is_empty()).collect();
         if parts.len() < 2 && level == 0 {
             return None;
         }
-        let directory = from.parent()?;
         let bases: Vec<PathBuf> = if level > 0 {
             directory.ancestors().nth(level - 1).map(Path::to_path_buf).into_iter().collect()
         } else {
@@ -239,9 +316,14 @@ impl ProjectIndex {
                 .collect()
         };
         for base in &bases {
+            let has_package = parts.first().is_some_and(|first| self.has_entry(base, first));
             // The longest module path first: `a.b.C` is the class `C` of `a/b.py` before the attribute
             // `b.C` of `a/__init__.py`.
             for split in (usize::from(level == 0)..parts.len()).rev() {
+                // Below a directory with no module or package of the import's first name, nothing is.
+                if split > 0 && !has_package {
+                    continue;
+                }
                 let module: PathBuf = parts[..split].iter().collect();
                 let candidates = if split == 0 {
                     vec![base.join("__init__.py")]
@@ -249,7 +331,7 @@ impl ProjectIndex {
                     vec![base.join(&module).with_extension("py"), base.join(&module).join("__init__.py")]
                 };
                 for candidate in candidates {
-                    if candidate != from && self.is_file(&candidate) {
+                    if candidate != skipped && self.is_file(&candidate) {
                         let attributes = parts[split..].iter().map(|part| (*part).to_string()).collect();
                         return Some((candidate, attributes));
                     }
@@ -269,7 +351,8 @@ impl ProjectIndex {
         caps: &CapNames,
         trail: &mut Vec<(PathBuf, String)>,
     ) -> Result<Option<Found>, Cut> {
-        let Some((path, attributes)) = self.locate(from, qualified) else { return Ok(None) };
+        let Some(found) = self.locate(from, qualified) else { return Ok(None) };
+        let (path, attributes) = found.as_ref();
         let step = (path.clone(), attributes.join("."));
         if trail.contains(&step) {
             // An import cycle: Python cannot import the name either.
