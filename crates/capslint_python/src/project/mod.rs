@@ -13,10 +13,11 @@
 //! files were checked in. A lookup that reaches a limit (more hops, a module too large to read or whose
 //! analysis was stopped) returns the [`Cut`], for the importing file to report.
 
+mod directories;
 mod imported_modules;
 pub mod summary;
 
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
@@ -77,8 +78,8 @@ pub struct ProjectIndex {
     located: RwLock<FxHashMap<PathKey, Option<Arc<Located>>>>,
     /// What the prefilter answers of each module read for it (`None`: unreadable or beyond the size limit).
     prefiltered: RwLock<FxHashMap<PathBuf, Option<Arc<ModuleWords>>>>,
-    /// Whether an import's first name is a module or package in a directory (`dir/name.py`, `dir/name/`).
-    entries: RwLock<FxHashMap<PathKey, bool>>,
+    /// The names in each directory an import was searched in.
+    listings: directories::Listings,
     /// The modules kept parsed because a call was followed into one of their functions.
     trees: Mutex<FxHashMap<PathBuf, TreeCell>>,
 }
@@ -104,7 +105,7 @@ impl ProjectIndex {
             located: RwLock::default(),
             trees: Mutex::default(),
             prefiltered: RwLock::default(),
-            entries: RwLock::default(),
+            listings: directories::Listings::default(),
         }
     }
 
@@ -114,8 +115,13 @@ impl ProjectIndex {
     }
 
     /// Whether `path` is a regular file the confinement admits, asked once per path. Most candidates of an
-    /// import do not exist: one `stat` answers those before the path is resolved link by link.
+    /// import do not exist: their directory's listing answers those before the path is resolved.
     fn is_file(&self, path: &Path) -> bool {
+        if let (Some(directory), Some(name)) = (path.parent(), path.file_name())
+            && self.listings.contains(directory, name) == Some(false)
+        {
+            return false;
+        }
         if let Some(known) = self.files.read().ok().and_then(|files| files.get(path.as_os_str()).copied()) {
             return known;
         }
@@ -187,21 +193,17 @@ impl ProjectIndex {
         })
     }
 
-    /// Whether `directory` holds a module or package named `name` (`name.py`, `name/`): asked once per
-    /// directory and name, before any candidate below it is looked at, so an import of a module that is
-    /// not the project's (the standard library, an installed package) costs one `stat` or two per
-    /// directory searched, whatever the file importing it.
+    /// Whether `directory` holds a module or package named `name` (`name.py`, `name/`): asked before any
+    /// candidate below it is looked at, so an import of a module that is not the project's (the standard
+    /// library, an installed package) costs a look in each directory's listing, whatever the file.
     fn has_entry(&self, directory: &Path, name: &str) -> bool {
-        let package = directory.join(name);
-        if let Some(known) = self.entries.read().ok().and_then(|entries| entries.get(package.as_os_str()).copied()) {
-            return known;
+        let module = format!("{name}.py");
+        let listed = |name: &str| self.listings.contains(directory, OsStr::new(name));
+        match (listed(name), listed(&module)) {
+            (Some(package), Some(module)) => package || module,
+            // A directory that cannot be listed: its candidates are asked one by one.
+            _ => true,
         }
-        let exists = std::fs::symlink_metadata(&package).is_ok()
-            || std::fs::symlink_metadata(package.with_extension("py")).is_ok();
-        if let Ok(mut entries) = self.entries.write() {
-            entries.insert(package.into_os_string(), exists);
-        }
-        exists
     }
 
     /// The parsed tree of the module `summary` summarises, parsed on first use and kept for the run.
