@@ -1,11 +1,11 @@
-//! The command line: `check`, `rule`, `config`, `runtime`, `exec`, `completion`.
+//! The command line: `check`, `rule`, `config`, `admission`, `runtime`, `exec`, `completion`.
 
 use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser, Subcommand};
 
 use crate::color::ColorChoice;
-use crate::commands::{check, config, rule};
+use crate::commands::{admission, check, config, rule};
 use capslint_pod as runtime;
 
 /// capslint: stop CPU oversubscription before it reaches a cluster.
@@ -30,6 +30,9 @@ pub enum Command {
     Rule(rule::RuleArgs),
     /// Print the configuration that applies to a file or directory, resolved, as TOML.
     Config(config::ConfigArgs),
+    /// Serve a Kubernetes admission webhook that applies the manifest rules to every object admitted
+    /// (`/validate`) and adds the thread caps `check --fix` adds (`/mutate`).
+    Admission(admission::AdmissionArgs),
     /// Inside a pod: compare the thread caps and the loaded thread pools with the CPU limit.
     Runtime(runtime::RuntimeArgs),
     /// Set every thread cap from the pod's CPU limit, then replace this process with CMD (or, with
@@ -77,6 +80,7 @@ pub fn main() -> ExitCode {
         }
         Command::Rule(args) => rule::run(args),
         Command::Config(args) => config::run(args),
+        Command::Admission(args) => admission::run(args),
         Command::Runtime(args) => {
             let mut args = args.clone();
             args.limit_env = args.limit_env.or_else(configured_limit_env);

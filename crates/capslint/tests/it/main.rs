@@ -6,6 +6,7 @@
 
 mod support;
 
+mod admission;
 mod cli;
 mod cli_conventions;
 mod config_files;

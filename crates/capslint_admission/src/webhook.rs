@@ -1,0 +1,243 @@
+//! The two admission endpoints, from a request body to the review they answer with: `/validate` (the
+//! verdict: refused in `deny` mode, warnings in `warn` mode) and `/mutate` (the `--fix` patch). No I/O:
+//! the server hands bodies in and writes answers out.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use capslint_diagnostics::registry::Severity;
+
+use crate::metrics::Metrics;
+use crate::patch;
+use crate::policy::{Mode, Policy};
+use crate::review::{self, AdmissionRequest, AdmissionResponse, Malformed, ReviewResponse};
+use crate::verdict::{Checker, Found, Verdict};
+
+/// How many characters of one warning the API server passes on unshortened.
+pub const MAX_WARNING_CHARS: usize = 256;
+
+/// How many findings become warnings; the rest are counted in one more.
+pub const MAX_WARNINGS: usize = 20;
+
+/// How a request ended, the `outcome` label of the request counter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// Admitted without findings (or unchanged by the mutation).
+    Allowed,
+    /// Admitted with warnings.
+    Warned,
+    /// Refused.
+    Denied,
+    /// Admitted with a patch.
+    Patched,
+    /// Admitted unchecked (an operation without an object, an excluded namespace, `capslint.io/mode: off`).
+    Skipped,
+    /// Answered HTTP 400.
+    Malformed,
+}
+
+impl Outcome {
+    /// The label value.
+    pub fn label(self) -> &'static str {
+        match self {
+            Outcome::Allowed => "allowed",
+            Outcome::Warned => "warned",
+            Outcome::Denied => "denied",
+            Outcome::Patched => "patched",
+            Outcome::Skipped => "skipped",
+            Outcome::Malformed => "malformed",
+        }
+    }
+}
+
+/// The answer to one body.
+#[derive(Debug, Clone)]
+pub enum Answer {
+    /// The review to send (HTTP 200).
+    Review(ReviewResponse, Outcome),
+    /// The body is not a review: HTTP 400 with this message.
+    BadRequest(Malformed),
+}
+
+impl Answer {
+    /// The outcome label.
+    pub fn outcome(&self) -> Outcome {
+        match self {
+            Answer::Review(_, outcome) => *outcome,
+            Answer::BadRequest(_) => Outcome::Malformed,
+        }
+    }
+}
+
+/// The webhook: how objects are checked, the policy, the metrics.
+#[derive(Debug)]
+pub struct Webhook {
+    checker: Checker,
+    policy: Policy,
+    metrics: Arc<Metrics>,
+}
+
+/// A request with an object to look at, and what the policy says of it.
+struct Subject<'a> {
+    object: &'a Value,
+    name: String,
+    mode: Mode,
+    warnings: Vec<String>,
+}
+
+impl Webhook {
+    /// A webhook that checks with `checker` under `policy`, counting into `metrics`.
+    pub fn new(checker: Checker, policy: Policy, metrics: Arc<Metrics>) -> Self {
+        Webhook { checker, policy, metrics }
+    }
+
+    /// The metrics it counts into.
+    pub fn metrics(&self) -> &Arc<Metrics> {
+        &self.metrics
+    }
+
+    /// Reads `body` and the policy: the subject to check, or the answer already decided.
+    fn subject<'a>(&self, request: &'a AdmissionRequest) -> Result<Subject<'a>, Box<AdmissionResponse>> {
+        let uid = &request.uid;
+        let object = match (&request.object, request.operation.as_str()) {
+            (Some(object), "CREATE" | "UPDATE" | "") if object.is_object() => object,
+            _ => return Err(Box::new(AdmissionResponse::allow(uid))),
+        };
+        if request.sub_resource.as_deref().is_some_and(|sub| !sub.is_empty()) {
+            return Err(Box::new(AdmissionResponse::allow(uid)));
+        }
+        let kind = object["kind"].as_str().unwrap_or(&request.kind.kind).to_string();
+        let decision = self.policy.decide(&kind, request.namespace.as_deref(), object);
+        let warnings: Vec<String> = decision.note.into_iter().collect();
+        if decision.skipped.is_some() {
+            return Err(Box::new(AdmissionResponse { warnings, ..AdmissionResponse::allow(uid) }));
+        }
+        Ok(Subject { object, name: input_name(request, object, &kind), mode: decision.mode, warnings })
+    }
+
+    /// `/validate`: the findings on the object, as a refusal (`deny`) or as warnings (`warn`).
+    /// Warning-severity findings are warnings in either mode.
+    pub fn validate(&self, body: &[u8]) -> Answer {
+        let request = match review::parse(body) {
+            Ok(request) => request,
+            Err(malformed) => return Answer::BadRequest(malformed),
+        };
+        let subject = match self.subject(&request) {
+            Ok(subject) => subject,
+            Err(response) => return Answer::Review(ReviewResponse::new(*response), Outcome::Skipped),
+        };
+        let verdict = self.checker.check(subject.object, &subject.name);
+        if request.dry_run != Some(true) {
+            for found in &verdict.findings {
+                self.metrics.finding(found.code);
+            }
+        }
+        let (response, outcome) = respond(&request.uid, &subject, &verdict);
+        Answer::Review(ReviewResponse::new(response), outcome)
+    }
+
+    /// `/mutate`: the patch that adds what `check --fix` adds to the object. Always admits.
+    pub fn mutate(&self, body: &[u8]) -> Answer {
+        let request = match review::parse(body) {
+            Ok(request) => request,
+            Err(malformed) => return Answer::BadRequest(malformed),
+        };
+        let subject = match self.subject(&request) {
+            Ok(subject) => subject,
+            Err(response) => return Answer::Review(ReviewResponse::new(*response), Outcome::Skipped),
+        };
+        let mut response =
+            AdmissionResponse { warnings: subject.warnings.clone(), ..AdmissionResponse::allow(&request.uid) };
+        let Some(fixed) = self.checker.fixed(subject.object, &subject.name) else {
+            return Answer::Review(ReviewResponse::new(response), Outcome::Allowed);
+        };
+        let operations = patch::between(subject.object, &fixed);
+        if operations.0.is_empty() {
+            return Answer::Review(ReviewResponse::new(response), Outcome::Allowed);
+        }
+        response.patch_type = Some(patch::PATCH_TYPE);
+        response.patch = Some(patch::encode(&operations));
+        Answer::Review(ReviewResponse::new(response), Outcome::Patched)
+    }
+}
+
+/// The response to `verdict` on `subject`.
+fn respond(uid: &str, subject: &Subject<'_>, verdict: &Verdict) -> (AdmissionResponse, Outcome) {
+    let mut warnings = subject.warnings.clone();
+    warnings.extend(verdict.unchecked.iter().map(|why| shorten(&format!("capslint: not checked: {why}"))));
+    let (refusing, warning): (Vec<&Found>, Vec<&Found>) =
+        verdict.findings.iter().partition(|found| subject.mode == Mode::Deny && found.severity == Severity::Error);
+    for found in warning.iter().take(MAX_WARNINGS) {
+        warnings.push(shorten(&format!("capslint {}", found.line())));
+    }
+    if warning.len() > MAX_WARNINGS {
+        warnings.push(format!("capslint: {} more findings", warning.len() - MAX_WARNINGS));
+    }
+    if !refusing.is_empty() {
+        let plural = if refusing.len() == 1 { "" } else { "s" };
+        let mut message = format!("capslint: {} finding{plural} in {}:", refusing.len(), subject.name);
+        for found in &refusing {
+            message.push_str("\n  ");
+            message.push_str(&found.line());
+        }
+        let response = AdmissionResponse { warnings, ..AdmissionResponse::deny(uid, message) };
+        return (response, Outcome::Denied);
+    }
+    let outcome = if warnings.is_empty() { Outcome::Allowed } else { Outcome::Warned };
+    (AdmissionResponse { warnings, ..AdmissionResponse::allow(uid) }, outcome)
+}
+
+/// `text` cut to [`MAX_WARNING_CHARS`] characters, ending with `…` when cut.
+fn shorten(text: &str) -> String {
+    if text.chars().count() <= MAX_WARNING_CHARS {
+        return text.to_string();
+    }
+    let mut short: String = text.chars().take(MAX_WARNING_CHARS - 1).collect();
+    short.push('…');
+    short
+}
+
+/// The name the object is checked as: `admission/NAMESPACE/KIND-NAME.yaml` (`_` for a cluster-scoped
+/// object, the `generateName` prefix for an object not yet named), what findings and `per-file-ignores`
+/// see.
+fn input_name(request: &AdmissionRequest, object: &Value, kind: &str) -> String {
+    let metadata = &object["metadata"];
+    let namespace = request
+        .namespace
+        .as_deref()
+        .filter(|namespace| !namespace.is_empty())
+        .or_else(|| metadata["namespace"].as_str())
+        .unwrap_or("_");
+    let name = metadata["name"]
+        .as_str()
+        .or(request.name.as_deref())
+        .filter(|name| !name.is_empty())
+        .or_else(|| metadata["generateName"].as_str())
+        .unwrap_or("unnamed");
+    let safe = |text: &str| -> String {
+        text.chars().map(|c| if c.is_ascii_alphanumeric() || "-._".contains(c) { c } else { '_' }).collect()
+    };
+    format!("admission/{}/{}-{}.yaml", safe(namespace), safe(kind), safe(name))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_warnings_are_shortened_on_a_character() {
+        let long = "é".repeat(300);
+        let short = shorten(&long);
+        assert_eq!(short.chars().count(), MAX_WARNING_CHARS);
+        assert!(short.ends_with('…'));
+        assert_eq!(shorten("short"), "short");
+    }
+
+    #[test]
+    fn the_input_name_is_a_safe_path() {
+        let request = AdmissionRequest { namespace: Some("ml".into()), ..AdmissionRequest::default() };
+        let object = serde_json::json!({"metadata": {"generateName": "train-../"}});
+        assert_eq!(input_name(&request, &object, "Pod"), "admission/ml/Pod-train-.._.yaml");
+    }
+}
