@@ -4,8 +4,11 @@
 //! The AdmissionReview model ([`review`]); the object written as YAML and read back ([`render`]); the
 //! findings on an object and the object `--fix` makes of it ([`verdict`]); the policy that picks the
 //! answer ([`policy`]); the JSONPatch ([`patch`]); the endpoints ([`webhook`]); the reloading TLS
-//! certificate ([`tls`]); the HTTPS server ([`server`]); and its metrics ([`metrics`]).
+//! certificate ([`tls`]); the HTTPS server ([`server`]); and its metrics ([`metrics`]). The same rules
+//! over a running cluster's objects, for `capslint audit`, read a `kubectl get -o json` listing
+//! ([`audit`]).
 
+pub mod audit;
 pub mod metrics;
 pub mod patch;
 pub mod policy;

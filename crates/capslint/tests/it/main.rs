@@ -7,6 +7,7 @@
 mod support;
 
 mod admission;
+mod audit;
 mod cli;
 mod cli_conventions;
 mod config_files;
