@@ -16,7 +16,7 @@ use hyper::header::{CONTENT_LENGTH, CONTENT_TYPE, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::TcpListener;
-use tokio::sync::watch;
+use tokio::sync::{Semaphore, watch};
 use tokio::task::JoinSet;
 
 use crate::tls::{self, ReloadingCert};
@@ -24,6 +24,9 @@ use crate::webhook::{Answer, Outcome, Webhook};
 
 /// The largest request body read: the API server's own limit on a request (3 MiB).
 pub const MAX_BODY_BYTES: usize = 3 * 1024 * 1024;
+
+/// How many connections are served at once by default.
+pub const MAX_CONNECTIONS: usize = 1024;
 
 /// Where and how the server listens.
 #[derive(Debug, Clone)]
@@ -43,6 +46,8 @@ pub struct ServerOptions {
     pub body_timeout: Duration,
     /// How long the requests in flight may take to finish after SIGTERM.
     pub shutdown_grace: Duration,
+    /// How many connections are served at once; further clients wait in the listen backlog.
+    pub max_connections: usize,
 }
 
 impl ServerOptions {
@@ -56,6 +61,7 @@ impl ServerOptions {
             header_timeout: Duration::from_secs(10),
             body_timeout: Duration::from_secs(10),
             shutdown_grace: Duration::from_secs(25),
+            max_connections: MAX_CONNECTIONS,
         }
     }
 }
@@ -99,15 +105,28 @@ async fn serve(shared: Arc<Shared>, acceptor: tokio_rustls::TlsAcceptor) -> Resu
     let mut connections = JoinSet::new();
     let signal = shutdown_signal();
     tokio::pin!(signal);
-    loop {
-        tokio::select! {
-            accepted = listener.accept() => {
-                let Ok((stream, _)) = accepted else { continue };
-                let _ = stream.set_nodelay(true);
-                connections.spawn(connection(Arc::clone(&shared), acceptor.clone(), stream, stop.clone()));
+    let permits = Arc::new(Semaphore::new(shared.options.max_connections.max(1)));
+    'serving: loop {
+        let permit = tokio::select! {
+            permit = Arc::clone(&permits).acquire_owned() => permit.map_err(|error| error.to_string())?,
+            () = &mut signal => break 'serving,
+            Some(_) = connections.join_next(), if !connections.is_empty() => continue 'serving,
+        };
+        loop {
+            tokio::select! {
+                accepted = listener.accept() => {
+                    let Ok((stream, _)) = accepted else { continue };
+                    let _ = stream.set_nodelay(true);
+                    let (shared, acceptor, stop) = (Arc::clone(&shared), acceptor.clone(), stop.clone());
+                    connections.spawn(async move {
+                        connection(shared, acceptor, stream, stop).await;
+                        drop(permit);
+                    });
+                    break;
+                }
+                () = &mut signal => break 'serving,
+                Some(_) = connections.join_next(), if !connections.is_empty() => {}
             }
-            () = &mut signal => break,
-            Some(_) = connections.join_next(), if !connections.is_empty() => {}
         }
     }
     eprintln!("capslint admission: shutting down; finishing {} connection(s)", connections.len());

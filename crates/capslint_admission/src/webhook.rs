@@ -224,6 +224,69 @@ fn input_name(request: &AdmissionRequest, object: &Value, kind: &str) -> String 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use base64::Engine;
+    use capslint_workspace::settings::{Overrides, Settings};
+    use serde_json::json;
+
+    fn webhook(mode: Mode) -> Webhook {
+        let settings = Settings::resolve(None, &Overrides::default(), std::path::Path::new(".")).unwrap();
+        let policy = Policy { mode, ..Policy::default() };
+        Webhook::new(Checker::new(Arc::new(settings)), policy, Arc::new(Metrics::default()))
+    }
+
+    fn pod(env: Value) -> Value {
+        json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "train"}, "spec": {"containers": [{
+            "name": "train", "image": "registry.example.com/ml/train:1", "command": ["python", "train.py"],
+            "resources": {"limits": {"cpu": "2"}}, "env": env
+        }]}})
+    }
+
+    fn body(object: &Value, operation: &str) -> Vec<u8> {
+        serde_json::to_vec(&json!({"apiVersion": review::API_VERSION, "kind": review::KIND, "request": {
+            "uid": "u-1", "kind": {"group": "", "version": "v1", "kind": "Pod"}, "namespace": "ml",
+            "operation": operation, "object": object
+        }}))
+        .unwrap()
+    }
+
+    fn review_of(answer: Answer) -> (Value, Outcome) {
+        let Answer::Review(review, outcome) = answer else { panic!("a review expected") };
+        (serde_json::from_slice(&review.to_json()).unwrap(), outcome)
+    }
+
+    #[test]
+    fn deny_refuses_and_warn_warns_with_the_same_findings() {
+        let object = pod(json!([]));
+        let (denied, outcome) = review_of(webhook(Mode::Deny).validate(&body(&object, "CREATE")));
+        assert_eq!(outcome, Outcome::Denied);
+        assert!(denied["response"]["status"]["message"].as_str().unwrap().contains("CAP203 (container `train`)"));
+        let (warned, outcome) = review_of(webhook(Mode::Warn).validate(&body(&object, "CREATE")));
+        assert_eq!(outcome, Outcome::Warned);
+        assert_eq!(warned["response"]["allowed"], true);
+        assert!(warned["response"]["warnings"].to_string().contains("CAP203"));
+        let (deleted, outcome) = review_of(webhook(Mode::Deny).validate(&body(&object, "DELETE")));
+        assert_eq!((deleted["response"]["allowed"].clone(), outcome), (json!(true), Outcome::Skipped));
+    }
+
+    #[test]
+    fn the_mutation_adds_the_block_once() {
+        let object = pod(json!([{"name": "EPOCHS", "value": "3"}]));
+        let (mutated, outcome) = review_of(webhook(Mode::Deny).mutate(&body(&object, "CREATE")));
+        assert_eq!(outcome, Outcome::Patched);
+        assert_eq!(mutated["response"]["patchType"], "JSONPatch");
+        let patch = base64::engine::general_purpose::STANDARD.decode(mutated["response"]["patch"].as_str().unwrap());
+        let patch: json_patch::Patch = serde_json::from_slice(&patch.unwrap()).unwrap();
+        let mut patched = object.clone();
+        json_patch::patch(&mut patched, &patch).unwrap();
+        let env = patched["spec"]["containers"][0]["env"].as_array().unwrap();
+        assert_eq!(env[0], json!({"name": "EPOCHS", "value": "3"}));
+        assert!(env.iter().any(|var| var == &json!({"name": "OMP_WAIT_POLICY", "value": "passive"})));
+        let (again, outcome) = review_of(webhook(Mode::Deny).mutate(&body(&patched, "CREATE")));
+        assert_eq!(outcome, Outcome::Allowed);
+        assert!(again["response"].get("patch").is_none());
+        let (validated, _) = review_of(webhook(Mode::Deny).validate(&body(&patched, "CREATE")));
+        assert_eq!(validated["response"]["allowed"], true, "{validated}");
+    }
 
     #[test]
     fn long_warnings_are_shortened_on_a_character() {

@@ -62,6 +62,9 @@ pub struct AdmissionArgs {
     /// Seconds a client may take for the TLS handshake and a request's headers, and again for its body.
     #[arg(long, value_name = "SECONDS", default_value_t = 10.0)]
     pub read_timeout: f64,
+    /// How many connections are served at once; further clients wait.
+    #[arg(long, value_name = "COUNT", default_value_t = server::MAX_CONNECTIONS)]
+    pub max_connections: usize,
     /// Seconds the requests in flight may take to finish after SIGTERM.
     #[arg(long, value_name = "SECONDS", default_value_t = 25.0)]
     pub shutdown_grace: f64,
@@ -124,6 +127,7 @@ fn serve(args: &AdmissionArgs) -> Result<(), String> {
     options.header_timeout = seconds(args.read_timeout, "read-timeout")?;
     options.body_timeout = options.header_timeout;
     options.shutdown_grace = seconds(args.shutdown_grace, "shutdown-grace")?;
+    options.max_connections = args.max_connections;
     let webhook = Webhook::new(Checker::new(resolver.root()), policy, Arc::new(Metrics::default()));
     // A panic while checking one object becomes that request's error; do not also print it raw.
     std::panic::set_hook(Box::new(|_| {}));
