@@ -1,6 +1,6 @@
-//! Which answer an object gets: the webhook's mode (`deny` or `warn`), overridden per object by the
-//! `capslint.io/mode` annotation (or label) of the object, namespaces left alone, and pods a controller
-//! owns (checked through their owner).
+//! Which answer an object gets: the webhook's mode (`deny` or `warn`), overridden per namespace by the
+//! configured namespace modes and per object by the `capslint.io/mode` annotation (or label) of the
+//! object; namespaces left alone, and pods a controller owns (checked through their owner).
 
 use serde_json::Value;
 
@@ -46,6 +46,8 @@ pub struct Policy {
     pub mode: Mode,
     /// Namespaces whose objects are admitted unchecked and unchanged.
     pub exclude_namespaces: Vec<String>,
+    /// The mode of each namespace named, over [`Self::mode`] (an object's annotation still wins).
+    pub namespace_modes: Vec<(String, Mode)>,
     /// Check pods that a controller owns (by default they are checked through their owner, whose
     /// template the webhook saw when it was admitted).
     pub check_owned_pods: bool,
@@ -53,7 +55,12 @@ pub struct Policy {
 
 impl Default for Policy {
     fn default() -> Self {
-        Policy { mode: Mode::Warn, exclude_namespaces: Vec::new(), check_owned_pods: false }
+        Policy {
+            mode: Mode::Warn,
+            exclude_namespaces: Vec::new(),
+            namespace_modes: Vec::new(),
+            check_owned_pods: false,
+        }
     }
 }
 
@@ -77,6 +84,11 @@ impl Policy {
             decision.skipped = Some(format!("namespace `{namespace}` is excluded"));
             return decision;
         }
+        if let Some((_, mode)) =
+            namespace.and_then(|namespace| self.namespace_modes.iter().find(|(named, _)| named == namespace))
+        {
+            decision.mode = *mode;
+        }
         let metadata = &object["metadata"];
         let set =
             metadata["annotations"][MODE_ANNOTATION].as_str().or_else(|| metadata["labels"][MODE_ANNOTATION].as_str());
@@ -85,8 +97,8 @@ impl Policy {
                 Some(mode) => decision.mode = mode,
                 None => {
                     decision.note = Some(format!(
-                        "capslint: `{MODE_ANNOTATION}: {text}` is not `deny`, `warn` or `off`; the webhook's mode `{}` applies",
-                        self.mode.name()
+                        "capslint: `{MODE_ANNOTATION}: {text}` is not `deny`, `warn` or `off`; the mode `{}` applies",
+                        decision.mode.name()
                     ))
                 }
             }
@@ -128,9 +140,20 @@ mod tests {
     }
 
     #[test]
-    fn excluded_namespaces_and_owned_pods_are_skipped() {
+    fn a_namespace_mode_applies_under_the_annotation() {
         let policy =
-            Policy { mode: Mode::Deny, exclude_namespaces: vec!["kube-system".into()], check_owned_pods: false };
+            Policy { mode: Mode::Warn, namespace_modes: vec![("prod".into(), Mode::Deny)], ..Policy::default() };
+        assert_eq!(policy.decide("Pod", Some("prod"), &json!({})).mode, Mode::Deny);
+        assert_eq!(policy.decide("Pod", Some("dev"), &json!({})).mode, Mode::Warn);
+        let warned = json!({"metadata": {"annotations": {"capslint.io/mode": "warn"}}});
+        assert_eq!(policy.decide("Pod", Some("prod"), &warned).mode, Mode::Warn);
+        let off = Policy { namespace_modes: vec![("scratch".into(), Mode::Off)], ..Policy::default() };
+        assert!(off.decide("Pod", Some("scratch"), &json!({})).skipped.is_some());
+    }
+
+    #[test]
+    fn excluded_namespaces_and_owned_pods_are_skipped() {
+        let policy = Policy { mode: Mode::Deny, exclude_namespaces: vec!["kube-system".into()], ..Policy::default() };
         assert!(policy.decide("Pod", Some("kube-system"), &json!({})).skipped.is_some());
         assert!(policy.decide("Pod", Some("ml"), &json!({})).skipped.is_none());
         let owned = json!({"metadata": {"ownerReferences": [{"kind": "ReplicaSet", "controller": true}]}});

@@ -113,6 +113,8 @@ pub struct AdmissionOptions {
     pub tls_key: Option<PathBuf>,
     /// Namespaces whose objects are admitted unchecked and unchanged.
     pub exclude_namespaces: Option<Vec<String>>,
+    /// Namespace -> `deny`, `warn` or `off`, over `mode`.
+    pub namespace_modes: Option<BTreeMap<String, String>>,
 }
 
 /// The `[airflow]` table.
@@ -186,7 +188,7 @@ pub struct InvalidConfig {
 const VALID_KEYS_HELP: &str = "valid keys: select, extend-select, ignore, per-file-ignores, exclude, extend-exclude, \
 strict, cap-helpers, thread-caps, [gpu] resource / memory-resource / memory-capacity, [containers] compute-images / \
 skip-images / compute-containers / skip-containers / builtin-infrastructure, [runtime] limit-env, [airflow] \
-template-roots, [admission] mode / addr / tls-cert / tls-key / exclude-namespaces, [severity]";
+template-roots, [admission] mode / addr / tls-cert / tls-key / exclude-namespaces / namespace-modes, [severity]";
 
 impl ConfigFile {
     /// Reads and validates a configuration file. A `pyproject.toml` without `[tool.capslint]` yields `None`.

@@ -38,6 +38,10 @@ pub struct AdmissionArgs {
     /// exclude-namespaces`).
     #[arg(long, value_name = "NAMESPACE")]
     pub exclude_namespace: Vec<String>,
+    /// The mode of one namespace, `NAMESPACE=deny|warn|off` (repeatable; over `[admission]
+    /// namespace-modes`). An object's `capslint.io/mode` annotation still overrides it.
+    #[arg(long, value_name = "NAMESPACE=MODE")]
+    pub namespace_mode: Vec<String>,
     /// Check pods that a controller owns too (by default they are checked through their owner).
     #[arg(long)]
     pub check_owned_pods: bool,
@@ -161,5 +165,20 @@ fn policy(args: &AdmissionArgs, table: &AdmissionOptions) -> Result<Policy, Stri
     };
     let mut exclude_namespaces = table.exclude_namespaces.clone().unwrap_or_default();
     exclude_namespaces.extend(args.exclude_namespace.iter().cloned());
-    Ok(Policy { mode, exclude_namespaces, check_owned_pods: args.check_owned_pods })
+    let mut namespace_modes = Vec::new();
+    for (namespace, text) in table.namespace_modes.iter().flatten() {
+        let mode = Mode::parse(text).ok_or_else(|| {
+            format!("[admission] namespace-modes `{namespace} = \"{text}\"`: not `deny`, `warn` or `off`")
+        })?;
+        namespace_modes.push((namespace.clone(), mode));
+    }
+    for given in &args.namespace_mode {
+        let (namespace, mode) = given
+            .split_once('=')
+            .and_then(|(namespace, text)| Some((namespace.trim().to_string(), Mode::parse(text)?)))
+            .ok_or_else(|| format!("--namespace-mode `{given}`: expected NAMESPACE=deny|warn|off"))?;
+        // The command line's entry comes first, so it wins over the table's.
+        namespace_modes.insert(0, (namespace, mode));
+    }
+    Ok(Policy { mode, exclude_namespaces, namespace_modes, check_owned_pods: args.check_owned_pods })
 }

@@ -40,11 +40,14 @@ impl Server {
         let mut command = scrubbed(binary());
         command
             .current_dir(dir.path())
-            .args(["admission", "--isolated", "--addr", "127.0.0.1:0", "--tls-cert", "tls.crt", "--tls-key", "tls.key"])
+            .args(["admission", "--addr", "127.0.0.1:0", "--tls-cert", "tls.crt", "--tls-key", "tls.key"])
             .args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped());
+        if !args.contains(&"--config") {
+            command.arg("--isolated");
+        }
         let mut child = command.spawn().expect("capslint admission starts");
         let mut stderr = BufReader::new(child.stderr.take().unwrap());
         let mut line = String::new();
@@ -592,4 +595,21 @@ fn the_deployment_renders_applies_and_is_clean() {
     assert_eq!(code, 0, "{stdout}{stderr}");
     let (code, stdout, stderr) = run(check(dir.path()).arg("rendered.yaml"));
     assert_eq!(code, 0, "{stdout}{stderr}");
+}
+
+#[test]
+fn a_namespace_mode_overrides_the_default_and_a_config_table_sets_it() {
+    let server = Server::start(&["--mode", "warn", "--namespace-mode", "ml=deny"]);
+    let (_, body) = server.curl("/validate", &fixture("pod.json"));
+    assert_eq!(response_of(&body)["allowed"], false, "{body}");
+    drop(server);
+    // The same from an `[admission]` table.
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "capslint.toml", "[admission]\nmode = \"warn\"\nnamespace-modes = { ml = \"off\" }\n");
+    let config = dir.path().join("capslint.toml").display().to_string();
+    let server = Server::start(&["--config", &config]);
+    let (_, body) = server.curl("/validate", &fixture("pod.json"));
+    let response = response_of(&body);
+    assert_eq!(response["allowed"], true);
+    assert!(response.get("warnings").is_none(), "{response}");
 }
