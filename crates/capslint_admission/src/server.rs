@@ -115,7 +115,12 @@ async fn serve(shared: Arc<Shared>, acceptor: tokio_rustls::TlsAcceptor) -> Resu
         loop {
             tokio::select! {
                 accepted = listener.accept() => {
-                    let Ok((stream, _)) = accepted else { continue };
+                    let Ok((stream, _)) = accepted else {
+                        // Out of descriptors, or a connection reset before it was accepted: back off a
+                        // little rather than spin.
+                        tokio::time::sleep(Duration::from_millis(20)).await;
+                        continue;
+                    };
                     let _ = stream.set_nodelay(true);
                     let (shared, acceptor, stop) = (Arc::clone(&shared), acceptor.clone(), stop.clone());
                     connections.spawn(async move {
