@@ -145,6 +145,40 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    fn checker() -> Checker {
+        use capslint_workspace::settings::Overrides;
+        Checker::new(Arc::new(Settings::resolve(None, &Overrides::default(), std::path::Path::new(".")).unwrap()))
+    }
+
+    fn pod(extra: Value) -> Value {
+        json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "annotations": extra}, "spec": {
+            "containers": [{"name": "main", "image": "registry.example.com/ml/train:1", "command": ["python", "t.py"],
+                "resources": {"limits": {"cpu": "2"}}}]
+        }})
+    }
+
+    #[test]
+    fn findings_name_their_container_and_field() {
+        let verdict = checker().check(&pod(json!({})), "admission/ml/Pod-p.yaml");
+        let found = verdict.findings.iter().find(|found| found.code == "CAP203").expect("CAP203");
+        assert_eq!(found.container.as_deref(), Some("main"));
+        assert!(found.pointer.starts_with("/spec/containers/0"), "{}", found.pointer);
+        assert!(verdict.unchecked.is_empty());
+    }
+
+    #[test]
+    fn the_fixed_object_keeps_every_value_exactly() {
+        let mut object = pod(json!({"note": "line\nbreak: \"quoted\" #hash"}));
+        let limits = &mut object["spec"]["containers"][0]["resources"]["limits"];
+        limits["huge"] = json!(u64::MAX);
+        limits["negative"] = json!(i64::MIN);
+        limits["float"] = json!(1.5e300);
+        let fixed = checker().fixed(&object, "p.yaml").expect("the block is added");
+        let mut without_env = fixed.clone();
+        without_env["spec"]["containers"][0].as_object_mut().unwrap().remove("env");
+        assert_eq!(without_env, object);
+    }
+
     #[test]
     fn the_container_of_a_pointer() {
         let object = json!({"spec": {"template": {"spec": {"containers": [{"name": "a"}, {"name": "b"}]}}}});
