@@ -12,8 +12,8 @@ Usage:
       sends a request's headers one byte a second; prints {"sent", "total", "closed"} when the server
       drops the connection (or the headers are all sent)
   admission_client.py inflight CA HOST PORT BODY_FILE READY_FILE GO_FILE
-      sends the headers and half the body, creates READY_FILE, waits for GO_FILE to exist, sends the
-      rest; prints {"status", "body"}
+      sends the headers (expecting 100 Continue) and half the body, creates READY_FILE, waits for GO_FILE
+      to exist, sends the rest; prints {"status", "body"}
   admission_client.py peer-cert CA HOST PORT
       prints the SHA-256 of the certificate the server presents (verified against CA)
 """
@@ -100,9 +100,19 @@ def inflight(ca, host, port, body_file, ready_file, go_file):
         body = handle.read()
     tls = connect(ca, host, port)
     head = ("POST /validate HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\n"
-            "Content-Length: %d\r\n\r\n" % (host, len(body))).encode()
+            "Expect: 100-continue\r\nContent-Length: %d\r\n\r\n" % (host, len(body))).encode()
     half = len(body) // 2
-    tls.sendall(head + body[:half])
+    tls.sendall(head)
+    # The server asks for the body once the request is being handled: from then on it is in flight.
+    interim = b""
+    while not interim.endswith(b"\r\n\r\n"):
+        chunk = tls.recv(1)
+        if not chunk:
+            raise SystemExit("the connection closed before 100 Continue")
+        interim += chunk
+    if not interim.startswith(b"HTTP/1.1 100"):
+        raise SystemExit("expected 100 Continue, got %r" % interim)
+    tls.sendall(body[:half])
     open(ready_file, "w").close()
     deadline = time.time() + 60
     while not os.path.exists(go_file) and time.time() < deadline:
