@@ -17,7 +17,7 @@ use crate::verdict::{Checker, Found, Verdict};
 /// How many characters of one warning the API server passes on unshortened.
 pub const MAX_WARNING_CHARS: usize = 256;
 
-/// How many findings become warnings; the rest are counted in one more.
+/// How many findings become warnings (or lines of a refusal); the rest are counted in one more.
 pub const MAX_WARNINGS: usize = 20;
 
 /// How a request ended, the `outcome` label of the request counter.
@@ -177,9 +177,12 @@ fn respond(uid: &str, subject: &Subject<'_>, verdict: &Verdict) -> (AdmissionRes
     if !refusing.is_empty() {
         let plural = if refusing.len() == 1 { "" } else { "s" };
         let mut message = format!("capslint: {} finding{plural} in {}:", refusing.len(), subject.name);
-        for found in &refusing {
+        for found in refusing.iter().take(MAX_WARNINGS) {
             message.push_str("\n  ");
             message.push_str(&found.line());
+        }
+        if refusing.len() > MAX_WARNINGS {
+            message.push_str(&format!("\n  and {} more", refusing.len() - MAX_WARNINGS));
         }
         let response = AdmissionResponse { warnings, ..AdmissionResponse::deny(uid, message) };
         return (response, Outcome::Denied);
@@ -266,6 +269,23 @@ mod tests {
         assert!(warned["response"]["warnings"].to_string().contains("CAP203"));
         let (deleted, outcome) = review_of(webhook(Mode::Deny).validate(&body(&object, "DELETE")));
         assert_eq!((deleted["response"]["allowed"].clone(), outcome), (json!(true), Outcome::Skipped));
+    }
+
+    #[test]
+    fn many_findings_are_capped_in_the_message_and_the_warnings() {
+        let container = |index: usize| {
+            json!({"name": format!("c{index}"), "image": "registry.example.com/ml/train:1",
+                   "command": ["python", "t.py"], "resources": {"limits": {"cpu": "2"}}})
+        };
+        let object = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "wide"},
+                            "spec": {"containers": (0..40).map(container).collect::<Vec<_>>()}});
+        let (denied, _) = review_of(webhook(Mode::Deny).validate(&body(&object, "CREATE")));
+        let message = denied["response"]["status"]["message"].as_str().unwrap();
+        assert_eq!(message.lines().count(), 1 + MAX_WARNINGS + 1, "{message}");
+        assert!(message.ends_with("and 20 more"), "{message}");
+        let warnings = denied["response"]["warnings"].as_array().unwrap();
+        assert_eq!(warnings.len(), MAX_WARNINGS + 1);
+        assert!(warnings.iter().all(|warning| warning.as_str().unwrap().chars().count() <= MAX_WARNING_CHARS));
     }
 
     #[test]
