@@ -169,14 +169,19 @@ fn is_plain_key(key: &str) -> bool {
 /// Reads the first document of `text` back as JSON: strings, numbers, booleans and null as YAML's core
 /// schema resolves them. `None` when the text does not parse or holds a key that is not a scalar.
 pub fn from_yaml(text: &str) -> Option<Value> {
-    let mut first = None;
-    let loaded = capslint_yaml::for_each_document(text, |document| {
-        if first.is_none() {
-            first = Some(to_json(document));
-        }
+    documents_from_yaml(text)?.into_iter().next()
+}
+
+/// Reads every document of `text` as JSON, as [`from_yaml`] reads the first.
+pub fn documents_from_yaml(text: &str) -> Option<Vec<Value>> {
+    let mut documents = Vec::new();
+    let mut convertible = true;
+    let loaded = capslint_yaml::for_each_document(text, |document| match to_json(document) {
+        Some(value) => documents.push(value),
+        None => convertible = false,
     });
     loaded.ok()?;
-    first.flatten()
+    convertible.then_some(documents)
 }
 
 fn to_json(node: Node<'_>) -> Option<Value> {

@@ -625,3 +625,42 @@ fn a_namespace_mode_overrides_the_default_and_a_config_table_sets_it() {
     assert_eq!(response["allowed"], true);
     assert!(response.get("warnings").is_none(), "{response}");
 }
+
+#[test]
+fn every_manifest_fixture_gets_the_verdict_check_gives() {
+    let python = test_python().unwrap_or_else(|_| PathBuf::from("python3"));
+    let server = Server::start(&["--mode", "warn"]);
+    let dir = tempfile::tempdir().unwrap();
+    let mut objects = Vec::new();
+    for path in files_under("fixtures/k8s", &["yaml", "yml"]) {
+        let text = std::fs::read_to_string(root().join(&path)).unwrap();
+        let Some(documents) = capslint_admission::render::documents_from_yaml(&text) else { continue };
+        for object in documents {
+            let kind = object["kind"].as_str().unwrap_or("");
+            if object.is_object() && !kind.is_empty() && !["Kustomization", "ConfigMap"].contains(&kind) {
+                objects.push((path.clone(), object));
+            }
+        }
+    }
+    assert!(objects.len() > 50, "{} objects", objects.len());
+    let bodies: Vec<String> = objects
+        .iter()
+        .enumerate()
+        .map(|(index, (_, object))| {
+            let review = json!({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {
+                "uid": format!("u-{index}"), "operation": "CREATE", "namespace": "ns", "object": object
+            }});
+            let body = dir.path().join(format!("review-{index}.json"));
+            std::fs::write(&body, serde_json::to_vec(&review).unwrap()).unwrap();
+            body.display().to_string()
+        })
+        .collect();
+    let mut args = vec!["POST", "/validate"];
+    args.extend(bodies.iter().map(String::as_str));
+    let answers = server.python(&python, "request", &args);
+    for ((path, object), answer) in objects.iter().zip(answers.as_array().unwrap()) {
+        assert_eq!(answer["status"], 200, "{}: {answer}", path.display());
+        let response = &answer["body"]["response"];
+        assert_eq!(warned_codes(response), check_codes(object), "{}: {}", path.display(), object["metadata"]);
+    }
+}
