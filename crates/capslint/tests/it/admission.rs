@@ -664,3 +664,63 @@ fn every_manifest_fixture_gets_the_verdict_check_gives() {
         assert_eq!(warned_codes(response), check_codes(object), "{}: {}", path.display(), object["metadata"]);
     }
 }
+
+#[test]
+fn the_patch_of_every_manifest_fixture_is_what_check_fix_writes_in_the_file() {
+    let python = match python_with_jsonpatch() {
+        Ok(python) => python,
+        Err(why) => {
+            return skip_integration("the_patch_of_every_manifest_fixture_is_what_check_fix_writes_in_the_file", &why);
+        }
+    };
+    let server = Server::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let mut compared = 0;
+    for path in files_under("fixtures/k8s", &["yaml", "yml"]) {
+        let text = std::fs::read_to_string(root().join(&path)).unwrap();
+        let Some(originals) = capslint_admission::render::documents_from_yaml(&text) else { continue };
+        // Objects that other objects of the file or the directory complete (ConfigMaps, overlays) are
+        // checked together by `check`, alone by the webhook; YAML comments (`# capslint: ignore[...]`) never
+        // reach the API server.
+        if originals.iter().any(|object| object["kind"] == "ConfigMap" || object["kind"] == "Kustomization")
+            || path.components().count() > 3
+            || text.contains("# capslint:")
+        {
+            continue;
+        }
+        let copy = dir.path().join("fixed.yaml");
+        std::fs::write(&copy, &text).unwrap();
+        let _ = run(check(dir.path()).args(["--fix", "fixed.yaml"]));
+        let Some(fixed) = capslint_admission::render::documents_from_yaml(&std::fs::read_to_string(&copy).unwrap())
+        else {
+            continue;
+        };
+        assert_eq!(fixed.len(), originals.len(), "{}", path.display());
+        for (index, (original, by_check)) in originals.iter().zip(&fixed).enumerate() {
+            if !original.is_object() || original["kind"].as_str().is_none() {
+                continue;
+            }
+            let review = json!({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {
+                "uid": "u", "operation": "CREATE", "namespace": "ns", "object": original
+            }});
+            let body = dir.path().join(format!("review-{index}.json"));
+            std::fs::write(&body, serde_json::to_vec(&review).unwrap()).unwrap();
+            let (_, answer) = server.curl("/mutate", &body);
+            let response = response_of(&answer);
+            let patched = match response["patch"].as_str() {
+                None => original.clone(),
+                Some(patch) => {
+                    let object_file = dir.path().join("object.json");
+                    std::fs::write(&object_file, serde_json::to_vec(original).unwrap()).unwrap();
+                    let output =
+                        Command::new(&python).arg(client()).arg("patch").arg(&object_file).arg(patch).output().unwrap();
+                    assert!(output.status.success(), "{}", describe(&output));
+                    serde_json::from_slice(&output.stdout).unwrap()
+                }
+            };
+            assert_eq!(&patched, by_check, "{} object {index}: the patch and --fix differ", path.display());
+            compared += 1;
+        }
+    }
+    assert!(compared > 30, "{compared} objects compared");
+}
