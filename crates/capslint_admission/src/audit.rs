@@ -52,9 +52,7 @@ pub fn listing(json: &[u8], settings: &Arc<Settings>, check_owned_pods: bool) ->
             object.entry("apiVersion").or_insert_with(|| Value::String(api_version.clone()));
         }
         let metadata = &item["metadata"];
-        let owned = metadata["ownerReferences"]
-            .as_array()
-            .is_some_and(|owners| owners.iter().any(|owner| owner["controller"].as_bool() == Some(true)));
+        let owned = crate::policy::owned_by_checked_controller(&item);
         let item_kind = item["kind"].as_str().unwrap_or("Unknown").to_string();
         if item_kind == "Pod" && owned && !check_owned_pods {
             found.owned_pods += 1;
@@ -103,7 +101,7 @@ mod tests {
     #[test]
     fn owned_pods_are_counted_not_checked() {
         let json = br#"{"kind":"List","items":[
-            {"kind":"Pod","metadata":{"name":"a","ownerReferences":[{"controller":true}]}},
+            {"kind":"Pod","metadata":{"name":"a","ownerReferences":[{"apiVersion":"batch/v1","kind":"Job","controller":true}]}},
             {"kind":"Deployment","metadata":{"name":"..","namespace":"ml/x"}}]}"#;
         let found = listing(json, &settings(), false).unwrap();
         assert_eq!(found.owned_pods, 1);

@@ -107,18 +107,36 @@ impl Policy {
             decision.skipped = Some(format!("`{MODE_ANNOTATION}` is `off`"));
             return decision;
         }
-        if kind == "Pod" && !self.check_owned_pods && controller_owned(object) {
+        if kind == "Pod" && !self.check_owned_pods && owned_by_checked_controller(object) {
             decision.skipped = Some("the pod's controller was checked when it was admitted".to_string());
         }
         decision
     }
 }
 
-/// Whether `object` has an owner reference with `controller: true`.
-fn controller_owned(object: &Value) -> bool {
-    object["metadata"]["ownerReferences"]
-        .as_array()
-        .is_some_and(|owners| owners.iter().any(|owner| owner["controller"].as_bool() == Some(true)))
+/// The built-in controllers whose pods are their pod template as the webhook admitted it: a pod one of
+/// them owns was checked (and patched) through its owner. The pods of every other controller (Ray, Argo,
+/// Spark, training and serving operators...) are built at run time from specs the webhook never saw as
+/// pod templates, and are checked themselves.
+pub const TEMPLATE_CONTROLLERS: &[(&str, &str)] = &[
+    ("apps/v1", "ReplicaSet"),
+    ("apps/v1", "StatefulSet"),
+    ("apps/v1", "DaemonSet"),
+    ("batch/v1", "Job"),
+    ("v1", "ReplicationController"),
+];
+
+/// Whether `object`'s controller (its owner reference with `controller: true`) is one of the
+/// [`TEMPLATE_CONTROLLERS`].
+pub fn owned_by_checked_controller(object: &Value) -> bool {
+    object["metadata"]["ownerReferences"].as_array().is_some_and(|owners| {
+        owners.iter().any(|owner| {
+            owner["controller"].as_bool() == Some(true)
+                && TEMPLATE_CONTROLLERS.iter().any(|(api_version, kind)| {
+                    owner["apiVersion"].as_str() == Some(*api_version) && owner["kind"].as_str() == Some(*kind)
+                })
+        })
+    })
 }
 
 #[cfg(test)]
@@ -156,8 +174,11 @@ mod tests {
         let policy = Policy { mode: Mode::Deny, exclude_namespaces: vec!["kube-system".into()], ..Policy::default() };
         assert!(policy.decide("Pod", Some("kube-system"), &json!({})).skipped.is_some());
         assert!(policy.decide("Pod", Some("ml"), &json!({})).skipped.is_none());
-        let owned = json!({"metadata": {"ownerReferences": [{"kind": "ReplicaSet", "controller": true}]}});
+        let owned = json!({"metadata": {"ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "controller": true}]}});
         assert!(policy.decide("Pod", Some("ml"), &owned).skipped.is_some());
+        // A pod an operator builds at run time is checked itself.
+        let ray = json!({"metadata": {"ownerReferences": [{"apiVersion": "ray.io/v1", "kind": "RayCluster", "controller": true}]}});
+        assert!(policy.decide("Pod", Some("ml"), &ray).skipped.is_none());
         assert!(policy.decide("ReplicaSet", Some("ml"), &owned).skipped.is_none());
         let checked = Policy { check_owned_pods: true, ..policy };
         assert!(checked.decide("Pod", Some("ml"), &owned).skipped.is_none());

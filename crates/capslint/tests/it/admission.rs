@@ -256,13 +256,19 @@ fn deny_mode_refuses_with_the_findings_and_the_annotation_overrides_it() {
     assert!(!remaining.contains(&"CAP203".to_string()), "{remaining:?}");
     assert_eq!(response["allowed"], remaining.iter().all(|code| code != "CAP201" && code != "CAP204"));
 
-    // A pod a controller owns was checked through its owner.
+    // A pod a ReplicaSet owns was checked through its owner; a pod an operator builds is checked itself.
     let owned = edited(dir.path(), "pod.json", |review| {
         review["request"]["object"]["metadata"]["ownerReferences"] =
-            json!([{"apiVersion": "v1", "kind": "ReplicaSet", "name": "x", "uid": "u", "controller": true}]);
+            json!([{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "x", "uid": "u", "controller": true}]);
     });
     let (_, body) = server.curl("/validate", &owned);
     assert_eq!(response_of(&body)["allowed"], true);
+    let built = edited(dir.path(), "pod.json", |review| {
+        review["request"]["object"]["metadata"]["ownerReferences"] =
+            json!([{"apiVersion": "ray.io/v1", "kind": "RayCluster", "name": "x", "uid": "u", "controller": true}]);
+    });
+    let (_, body) = server.curl("/validate", &built);
+    assert_eq!(response_of(&body)["allowed"], false, "{body}");
 }
 
 #[test]
