@@ -1,11 +1,11 @@
-//! The command line: `check`, `rule`, `config`, `runtime`, `exec`, `completion`.
+//! The command line: `check`, `rule`, `config`, `admission`, `audit`, `runtime`, `exec`, `completion`.
 
 use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser, Subcommand};
 
 use crate::color::ColorChoice;
-use crate::commands::{check, config, rule};
+use crate::commands::{admission, audit, check, config, rule};
 use capslint_pod as runtime;
 
 /// capslint: stop CPU oversubscription before it reaches a cluster.
@@ -30,6 +30,11 @@ pub enum Command {
     Rule(rule::RuleArgs),
     /// Print the configuration that applies to a file or directory, resolved, as TOML.
     Config(config::ConfigArgs),
+    /// Serve a Kubernetes admission webhook that applies the manifest rules to every object admitted
+    /// (`/validate`) and adds the thread caps `check --fix` adds (`/mutate`).
+    Admission(admission::AdmissionArgs),
+    /// Check a running cluster's objects (`kubectl get ... -A -o json` output) against the manifest rules.
+    Audit(audit::AuditArgs),
     /// Inside a pod: compare the thread caps and the loaded thread pools with the CPU limit.
     Runtime(runtime::RuntimeArgs),
     /// Set every thread cap from the pod's CPU limit, then replace this process with CMD (or, with
@@ -77,6 +82,11 @@ pub fn main() -> ExitCode {
         }
         Command::Rule(args) => rule::run(args),
         Command::Config(args) => config::run(args),
+        Command::Admission(args) => admission::run(args),
+        Command::Audit(args) => {
+            std::panic::set_hook(Box::new(|_| {}));
+            run_in_pool(|| audit::run(args))
+        }
         Command::Runtime(args) => {
             let mut args = args.clone();
             args.limit_env = args.limit_env.or_else(configured_limit_env);

@@ -55,6 +55,8 @@ pub struct Options {
     pub runtime: Option<RuntimeOptions>,
     /// Where the repository keeps the files Airflow DAGs name.
     pub airflow: Option<AirflowOptions>,
+    /// Settings of `capslint admission`.
+    pub admission: Option<AdmissionOptions>,
     /// Rule code -> severity overrides.
     pub severity: Option<BTreeMap<Spanned<String>, Severity>>,
 }
@@ -95,6 +97,24 @@ pub struct ContainerOptions {
 pub struct RuntimeOptions {
     /// The Downward API variable that carries `limits.cpu`.
     pub limit_env: Option<String>,
+}
+
+/// The `[admission]` table: defaults of `capslint admission`'s options.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct AdmissionOptions {
+    /// `deny` or `warn`.
+    pub mode: Option<String>,
+    /// The address to listen on (`HOST:PORT`).
+    pub addr: Option<String>,
+    /// The PEM certificate chain.
+    pub tls_cert: Option<PathBuf>,
+    /// The PEM private key.
+    pub tls_key: Option<PathBuf>,
+    /// Namespaces whose objects are admitted unchecked and unchanged.
+    pub exclude_namespaces: Option<Vec<String>>,
+    /// Namespace -> `deny`, `warn` or `off`, over `mode`.
+    pub namespace_modes: Option<BTreeMap<String, String>>,
 }
 
 /// The `[airflow]` table.
@@ -168,7 +188,7 @@ pub struct InvalidConfig {
 const VALID_KEYS_HELP: &str = "valid keys: select, extend-select, ignore, per-file-ignores, exclude, extend-exclude, \
 strict, cap-helpers, thread-caps, [gpu] resource / memory-resource / memory-capacity, [containers] compute-images / \
 skip-images / compute-containers / skip-containers / builtin-infrastructure, [runtime] limit-env, [airflow] \
-template-roots, [severity]";
+template-roots, [admission] mode / addr / tls-cert / tls-key / exclude-namespaces / namespace-modes, [severity]";
 
 impl ConfigFile {
     /// Reads and validates a configuration file. A `pyproject.toml` without `[tool.capslint]` yields `None`.

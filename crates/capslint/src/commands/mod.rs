@@ -1,5 +1,7 @@
 //! The subcommands' implementations.
 
+pub mod admission;
+pub mod audit;
 pub mod check;
 pub mod config;
 pub mod rule;

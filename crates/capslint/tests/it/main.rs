@@ -6,6 +6,8 @@
 
 mod support;
 
+mod admission;
+mod audit;
 mod cli;
 mod cli_conventions;
 mod config_files;
