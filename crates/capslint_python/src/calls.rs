@@ -306,6 +306,10 @@ pub struct FollowedCalls {
     baselines: RefCell<FxHashMap<(usize, usize), Rc<FindingKeys>>>,
     /// How many bytes of other modules' code were modelled to follow calls into their functions.
     model_bytes: std::cell::Cell<u64>,
+    /// The callees, as written, that no call is followed into because the project defines no function
+    /// to follow for them: by the module whose code calls them (its text's address) and the import that
+    /// binds their first name (its offset).
+    unfollowed: RefCell<FxHashMap<(usize, u32), FxHashSet<String>>>,
 }
 
 impl FollowedCalls {
@@ -320,6 +324,17 @@ impl FollowedCalls {
             count if count == MAX_CALL_SITES + 1 => Site::FirstBeyond,
             _ => Site::Beyond,
         }
+    }
+
+    /// Whether `callee`, as written in the code at `module` under the import at `import`, was found to
+    /// call no function of the project ([`FollowedCalls::not_followed`]).
+    pub fn is_not_followed(&self, module: usize, import: u32, callee: &str) -> bool {
+        self.unfollowed.borrow().get(&(module, import)).is_some_and(|callees| callees.contains(callee))
+    }
+
+    /// Records that `callee` calls no function of the project, so that its next calls are not looked up.
+    pub fn not_followed(&self, module: usize, import: u32, callee: &str) {
+        self.unfollowed.borrow_mut().entry((module, import)).or_default().insert(callee.to_string());
     }
 
     /// Counts `bytes` more of another module's code to model for a call: whether they are within

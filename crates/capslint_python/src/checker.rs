@@ -15,7 +15,7 @@ use std::sync::Arc;
 use super::calls::FollowedCalls;
 
 use super::arguments::{Argument, CallArguments};
-use super::cluster_fits::FitIndex;
+use super::cluster_fits::LazyFitIndex;
 use super::joblib_contexts::ParallelContext;
 use super::libraries;
 use super::limits::{self, Cut, Limit};
@@ -55,7 +55,7 @@ pub struct Checker<'m, 'a> {
     pub fixes: super::fix_writer::FixWriter,
     /// Where the module's estimators run, for a module that enters a joblib context (CAP101 asks whether
     /// one runs only on a cluster backend); shared with the checkers of the bodies calls are followed into.
-    pub cluster_fits: Option<Rc<FitIndex<'m, 'a>>>,
+    pub cluster_fits: Option<Rc<LazyFitIndex<'m, 'a>>>,
     findings: Vec<Finding>,
     reported: FxHashSet<(Rule, TextRange)>,
     lines: OnceCell<LineIndex>,

@@ -75,6 +75,30 @@ pub struct FitIndex<'m, 'a> {
     budget: &'m Budget,
 }
 
+/// A [`FitIndex`] built when a rule first asks it a question: most modules that name a cluster backend
+/// have no finding that asks.
+pub struct LazyFitIndex<'m, 'a> {
+    body: &'a [Stmt],
+    blind: bool,
+    budget: &'m Budget,
+    index: std::cell::OnceCell<FitIndex<'m, 'a>>,
+}
+
+impl<'m, 'a> LazyFitIndex<'m, 'a> {
+    /// The index of `body`, to build on first use ([`FitIndex::build`]).
+    pub fn new(body: &'a [Stmt], blind: bool, budget: &'m Budget) -> Self {
+        LazyFitIndex { body, blind, budget, index: std::cell::OnceCell::new() }
+    }
+
+    /// [`FitIndex::runs_only_on_cluster`], the index built with the module-level view of `resolver`'s
+    /// module if it was not yet.
+    pub fn runs_only_on_cluster(&self, resolver: &Resolver<'_, 'a>, call: &'a ast::ExprCall, work: Work) -> bool {
+        let index =
+            self.index.get_or_init(|| FitIndex::build(&resolver.at_module(), self.body, self.blind, self.budget));
+        index.runs_only_on_cluster(resolver, call, work)
+    }
+}
+
 impl<'m, 'a> FitIndex<'m, 'a> {
     /// Indexes `body`; `blind` when some of its statements are not checked (syntax errors), which makes
     /// every question answer "not only on a cluster".

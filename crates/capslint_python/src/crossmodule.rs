@@ -21,7 +21,7 @@ use ruff_text_size::{Ranged, TextRange};
 
 use super::calls::{self, Argument, Bound, CallFrames, Site};
 use super::checker::Checker;
-use super::cluster_fits::FitIndex;
+use super::cluster_fits::LazyFitIndex;
 use super::detached::Detacher;
 use super::interprocedural::{WALK_BYTES_PER_STEP, is_plain, is_relevant, through_message};
 use super::libraries;
@@ -41,18 +41,33 @@ const LOOKUP_STEPS: u64 = 64;
 /// does, and reports at the call what the call's values cause there.
 pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall) {
     let Some(project) = checker.resolver.project() else { return };
-    if !is_imported_callee(checker, call) {
+    // A call that passes nothing has nothing to report at the call: the body sees its defaults alone.
+    if call.arguments.is_empty() {
+        return;
+    }
+    let Some(import) = imported_callee(checker, call) else { return };
+    // Each callee is looked up once per module: most calls of a file call the same few functions.
+    let module = checker.source.as_ptr() as usize;
+    let callee = checker.text(call.func.range());
+    if checker.followed.is_not_followed(module, import, callee) {
         return;
     }
     let at = checker.at(call.start());
     let (qualified, _) = checker.resolver.watch(|| checker.resolver.qualified_name(&call.func, at));
     let Some(qualified) = qualified else { return };
-    if libraries::is_known_callee(&qualified) || !checker.resolver.spend_walk(LOOKUP_STEPS, call.start()) {
+    if libraries::is_known_callee(&qualified) {
+        checker.followed.not_followed(module, import, callee);
+        return;
+    }
+    if !checker.resolver.spend_walk(LOOKUP_STEPS, call.start()) {
         return;
     }
     let function = match project.function(&qualified, checker.resolver.caps()) {
         Ok(Some(function)) => function,
-        Ok(None) => return,
+        Ok(None) => {
+            checker.followed.not_followed(module, import, callee);
+            return;
+        }
         Err(cut) => {
             let passes_known = call
                 .arguments
@@ -67,18 +82,19 @@ pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall) {
     follow(checker, call, &function);
 }
 
-/// Whether the callee is a name an import binds, or an attribute of one (`gcp.etl_task`).
-fn is_imported_callee(checker: &Checker<'_, '_>, call: &ast::ExprCall) -> bool {
+/// Where the import is that binds the callee's name, when the callee is such a name or an attribute of
+/// one (`gcp.etl_task`).
+fn imported_callee(checker: &Checker<'_, '_>, call: &ast::ExprCall) -> Option<u32> {
     let mut base = call.func.as_ref();
     while let Expr::Attribute(attribute) = base {
         base = &attribute.value;
     }
-    let Expr::Name(name) = base else { return false };
+    let Expr::Name(name) = base else { return None };
     let model = checker.resolver.model();
-    matches!(
-        model.reaching_bindings(name.id.as_str(), checker.scope, call.start()),
-        Some((_, [binding])) if matches!(binding.kind, BindingKind::Import(_))
-    )
+    match model.reaching_bindings(name.id.as_str(), checker.scope, call.start()) {
+        Some((_, [binding])) if matches!(binding.kind, BindingKind::Import(_)) => Some(binding.range.start().to_u32()),
+        _ => None,
+    }
 }
 
 fn is_known(resolved: &Resolved<'_>) -> bool {
@@ -152,7 +168,7 @@ fn follow<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall, function: 
     let resolver =
         Resolver::new(&model, checker.resolver.caps(), checker.resolver.budget()).with_project(&*function.project);
     let fits = (module.file.text().contains("parallel_backend") || module.file.text().contains("parallel_config"))
-        .then(|| std::rc::Rc::new(FitIndex::build(&resolver, body, false, checker.resolver.budget())));
+        .then(|| std::rc::Rc::new(LazyFitIndex::new(body, false, checker.resolver.budget())));
     let walk = |arguments| {
         let frames = CallFrames::at_depth(depth).with_call(scope, arguments);
         let mut walker = checker.for_module_call(resolver.with_frames(frames), &module.file, def, scope);

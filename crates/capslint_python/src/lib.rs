@@ -315,7 +315,7 @@ fn run_rules(
     }
     checker.distrusting(distrusted);
     if rules.contains(Rule::NJobsAllCores) && (text.contains("parallel_backend") || text.contains("parallel_config")) {
-        let index = cluster_fits::FitIndex::build(&checker.resolver, body, !distrusted.is_empty(), &budget);
+        let index = cluster_fits::LazyFitIndex::new(body, !distrusted.is_empty(), &budget);
         checker.cluster_fits = Some(std::rc::Rc::new(index));
     }
     if rules.iter().any(|rule| rule.family() == capslint_diagnostics::registry::Family::Manifest)

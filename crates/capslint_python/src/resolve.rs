@@ -96,6 +96,21 @@ impl<'m, 'a> Resolver<'m, 'a> {
         }
     }
 
+    /// A resolver of the same module outside every call followed: what the module's own walk sees.
+    #[must_use]
+    pub fn at_module(&self) -> Self {
+        Resolver {
+            model: self.model,
+            project: self.project,
+            caps: self.caps,
+            budget: self.budget,
+            values: RefCell::default(),
+            names: RefCell::default(),
+            cut: RefCell::default(),
+            frames: None,
+        }
+    }
+
     /// The calls being followed, whose parameters this resolver reads; empty for the module's own walk.
     pub fn frames(&self) -> Option<&Rc<CallFrames<'a>>> {
         self.frames.as_ref()

@@ -78,6 +78,9 @@ pub struct ProjectIndex {
     located: RwLock<FxHashMap<PathKey, Option<Arc<Located>>>>,
     /// What the prefilter answers of each module read for it (`None`: unreadable or beyond the size limit).
     prefiltered: RwLock<FxHashMap<PathBuf, Option<Arc<ModuleWords>>>>,
+    /// Whether each dotted name imported from a directory may have findings at its calls
+    /// ([`ProjectIndex::import_has_findings`]).
+    import_answers: RwLock<FxHashMap<PathKey, bool>>,
     /// The names in each directory an import was searched in.
     listings: directories::Listings,
     /// The modules kept parsed because a call was followed into one of their functions.
@@ -106,6 +109,7 @@ impl ProjectIndex {
             trees: Mutex::default(),
             prefiltered: RwLock::default(),
             listings: directories::Listings::default(),
+            import_answers: RwLock::default(),
         }
     }
 
@@ -154,18 +158,56 @@ impl ProjectIndex {
     /// asks too), or a whole module whose text does (`import utils.gcp`, `from utils import gcp`): a call of
     /// it may then have findings at the call. Each module's text is read once per run, never parsed.
     pub fn imports_module_with_findings(&self, from: &Path, text: &str) -> bool {
-        imported_modules::imported_names(text).iter().any(|name| {
-            if let Some(found) = self.locate(from, &format!("{name}._"))
-                && let (path, [_]) = (&found.0, found.1.as_slice())
-            {
-                // A module itself: any of its functions may be called through it.
-                return self.passes_prefilter(path, None);
-            }
-            match self.locate(from, name).as_deref().map(|(path, attributes)| (path, attributes.as_slice())) {
-                Some((path, [function])) => self.passes_prefilter(path, Some(function)),
-                _ => false,
-            }
-        })
+        let Some(directory) = from.parent() else { return false };
+        imported_modules::imported_names(text).iter().any(|name| self.import_has_findings(directory, from, name))
+    }
+
+    /// Whether the dotted name `name`, imported by the file `from` in `directory`, is a module or a
+    /// function of one whose text passes the prefilter: answered once per directory and name, as every
+    /// file of a directory finds the same module for the same import, unless the search finds the
+    /// importing file itself (which is then passed over, for that file alone).
+    fn import_has_findings(&self, directory: &Path, from: &Path, name: &str) -> bool {
+        // An installed library is not the project's: nothing to search.
+        if !name.starts_with('.') && name.split('.').next().is_some_and(libraries::is_known_package) {
+            return false;
+        }
+        let mut key = OsString::with_capacity(directory.as_os_str().len() + 1 + name.len());
+        key.push(directory.as_os_str());
+        key.push("\0");
+        key.push(name);
+        if let Some(known) = self.import_answers.read().ok().and_then(|answers| answers.get(&key).copied()) {
+            return known;
+        }
+        let as_module = self.search(directory, &format!("{name}._"));
+        let as_name = self.search(directory, name);
+        if [&as_module, &as_name].into_iter().flatten().any(|(path, _)| path.as_os_str() == from.as_os_str()) {
+            return self.answer_for_import(from, name);
+        }
+        let answer = self.answer_from(as_module.as_ref(), as_name.as_ref());
+        if let Ok(mut answers) = self.import_answers.write() {
+            answers.insert(key, answer);
+        }
+        answer
+    }
+
+    /// [`ProjectIndex::import_has_findings`] for the file `from`, its own module passed over.
+    fn answer_for_import(&self, from: &Path, name: &str) -> bool {
+        let as_module = self.locate(from, &format!("{name}._"));
+        let as_name = self.locate(from, name);
+        self.answer_from(as_module.as_deref(), as_name.as_deref())
+    }
+
+    /// Whether an imported name that is the module `as_module` (found for `name._`), or else the
+    /// attribute `as_name` of a module, may have findings at its calls.
+    fn answer_from(&self, as_module: Option<&Located>, as_name: Option<&Located>) -> bool {
+        if let Some((path, [_])) = as_module.map(|(path, attributes)| (path, attributes.as_slice())) {
+            // A module itself: any of its functions may be called through it.
+            return self.passes_prefilter(path, None);
+        }
+        match as_name.map(|(path, attributes)| (path, attributes.as_slice())) {
+            Some((path, [function])) => self.passes_prefilter(path, Some(function)),
+            _ => false,
+        }
     }
 
     /// Whether the text of the module at `path`, or of its function `function`, passes the prefilter;
@@ -206,6 +248,31 @@ impl ProjectIndex {
         }
     }
 
+    /// Reads the module at `path` for a call followed into one of its functions: summarised and parsed
+    /// at once, when neither was done yet, so that its text is parsed once.
+    fn read_for_call(&self, path: &Path, caps: &CapNames) {
+        let (Ok(mut summaries), Ok(mut trees)) = (self.summaries.lock(), self.trees.lock()) else { return };
+        let summary_cell = Arc::clone(summaries.entry((path.to_path_buf(), caps_key(caps))).or_default());
+        let tree_cell = Arc::clone(trees.entry(path.to_path_buf()).or_default());
+        drop((summaries, trees));
+        if summary_cell.get().is_some() || tree_cell.get().is_some() {
+            return;
+        }
+        let display = capslint_workspace::discover::display_name(path, &self.cwd);
+        stacker::maybe_grow(super::ANALYSIS_STACK_BYTES, super::ANALYSIS_STACK_BYTES, || {
+            match summary::read_with_tree(path, display, caps, &self.confinement) {
+                Ok((summary, tree)) => {
+                    // Another thread may have read it meanwhile: its answer is the same one.
+                    let _ = summary_cell.set(Ok(Arc::new(summary)));
+                    let _ = tree_cell.set(Ok(Arc::new(tree)));
+                }
+                Err(unread) => {
+                    let _ = summary_cell.set(Err(unread));
+                }
+            }
+        });
+    }
+
     /// The parsed tree of the module `summary` summarises, parsed on first use and kept for the run.
     fn tree(&self, summary: &ModuleSummary) -> Result<Arc<ProjectModule>, Unread> {
         let cell = {
@@ -235,6 +302,7 @@ impl ProjectIndex {
                 if !self.passes_prefilter(path, Some(function)) {
                     return Ok(None);
                 }
+                self.read_for_call(path, caps);
             }
             _ => return Ok(None),
         }
@@ -267,16 +335,23 @@ impl ProjectIndex {
     /// (`["N_JOBS"]`, `["Defaults", "N_JOBS"]`): searched once per directory and name, as every file of a
     /// directory finds the same module for the same import (the importing file itself aside).
     fn locate(&self, from: &Path, qualified: &str) -> Option<Arc<Located>> {
+        // A relative name is searched from the package it names, so that the files of every directory
+        // below it that import the same module share one search (`..utils.x` from two subpackages).
+        let level = qualified.bytes().take_while(|byte| *byte == b'.').count();
         let directory = from.parent()?;
+        let (directory, qualified) = match level {
+            0 | 1 => (directory, std::borrow::Cow::Borrowed(qualified)),
+            _ => (directory.ancestors().nth(level - 1)?, std::borrow::Cow::Owned(format!(".{}", &qualified[level..]))),
+        };
         let mut key = OsString::with_capacity(directory.as_os_str().len() + 1 + qualified.len());
         key.push(directory.as_os_str());
         key.push("\0");
-        key.push(qualified);
+        key.push(qualified.as_ref());
         let known = self.located.read().ok().and_then(|located| located.get(&key).cloned());
         let found = match known {
             Some(found) => found,
             None => {
-                let found = self.search(directory, qualified).map(Arc::new);
+                let found = self.search(directory, &qualified).map(Arc::new);
                 if let Ok(mut located) = self.located.write() {
                     located.insert(key, found.clone());
                 }
@@ -285,7 +360,9 @@ impl ProjectIndex {
         };
         // A module does not import itself: the search for `from` goes on past it.
         match found {
-            Some(found) if found.0 == from => self.search_skipping(directory, qualified, from).map(Arc::new),
+            Some(found) if found.0.as_os_str() == from.as_os_str() => {
+                self.search_skipping(directory, &qualified, from).map(Arc::new)
+            }
             found => found,
         }
     }
@@ -300,43 +377,61 @@ impl ProjectIndex {
     fn search_skipping(&self, directory: &Path, qualified: &str, skipped: &Path) -> Option<Located> {
         let level = qualified.bytes().take_while(|byte| *byte == b'.').count();
         let parts: Vec<&str> = qualified[level..].split('.').filter(|part| !part.is_empty()).collect();
-        if parts.len() < 2 && level == 0 {
+        if level > 0 {
+            let base = directory.ancestors().nth(level - 1)?;
+            let has_package = parts.first().is_some_and(|first| self.has_entry(base, first));
+            return self.search_in(base, &parts, true, has_package, skipped);
+        }
+        if parts.len() < 2 || libraries::is_known_package(parts[0]) {
             return None;
         }
-        let bases: Vec<PathBuf> = if level > 0 {
-            directory.ancestors().nth(level - 1).map(Path::to_path_buf).into_iter().collect()
-        } else {
-            if libraries::is_known_package(parts[0]) {
-                return None;
+        // Each directory, and the `src/` of each (the src layout, whose package a DAG folder or a script
+        // beside it imports once the project is installed). Below a directory with no module or package of
+        // the import's first name, nothing is.
+        for ancestor in directory.ancestors().take(MAX_ANCESTORS + 1) {
+            if self.has_entry(ancestor, parts[0])
+                && let Some(found) = self.search_in(ancestor, &parts, false, true, skipped)
+            {
+                return Some(found);
             }
-            // Each directory, and the `src/` of each (the src layout, whose package a DAG folder or a
-            // script beside it imports once the project is installed).
-            directory
-                .ancestors()
-                .take(MAX_ANCESTORS + 1)
-                .flat_map(|ancestor| [ancestor.to_path_buf(), ancestor.join("src")])
-                .collect()
-        };
-        for base in &bases {
-            let has_package = parts.first().is_some_and(|first| self.has_entry(base, first));
-            // The longest module path first: `a.b.C` is the class `C` of `a/b.py` before the attribute
-            // `b.C` of `a/__init__.py`.
-            for split in (usize::from(level == 0)..parts.len()).rev() {
-                // Below a directory with no module or package of the import's first name, nothing is.
-                if split > 0 && !has_package {
-                    continue;
+            if self.listings.contains(ancestor, OsStr::new("src")) != Some(false) {
+                let src = ancestor.join("src");
+                if self.has_entry(&src, parts[0])
+                    && let Some(found) = self.search_in(&src, &parts, false, true, skipped)
+                {
+                    return Some(found);
                 }
+            }
+        }
+        None
+    }
+
+    /// The module below `base` that defines the dotted `parts`, the longest module path first (`a.b.C` is
+    /// the class `C` of `a/b.py` before the attribute `b.C` of `a/__init__.py`); `base`'s own
+    /// `__init__.py` too when `relative`, and the modules below it only when `has_package`.
+    fn search_in(
+        &self,
+        base: &Path,
+        parts: &[&str],
+        relative: bool,
+        has_package: bool,
+        skipped: &Path,
+    ) -> Option<Located> {
+        for split in (usize::from(!relative)..parts.len()).rev() {
+            if split > 0 && !has_package {
+                continue;
+            }
+            let candidates = if split == 0 {
+                [Some(base.join("__init__.py")), None]
+            } else {
                 let module: PathBuf = parts[..split].iter().collect();
-                let candidates = if split == 0 {
-                    vec![base.join("__init__.py")]
-                } else {
-                    vec![base.join(&module).with_extension("py"), base.join(&module).join("__init__.py")]
-                };
-                for candidate in candidates {
-                    if candidate != skipped && self.is_file(&candidate) {
-                        let attributes = parts[split..].iter().map(|part| (*part).to_string()).collect();
-                        return Some((candidate, attributes));
-                    }
+                let module = base.join(module);
+                [Some(module.with_extension("py")), Some(module.join("__init__.py"))]
+            };
+            for candidate in candidates.into_iter().flatten() {
+                if candidate.as_os_str() != skipped.as_os_str() && self.is_file(&candidate) {
+                    let attributes = parts[split..].iter().map(|part| (*part).to_string()).collect();
+                    return Some((candidate, attributes));
                 }
             }
         }

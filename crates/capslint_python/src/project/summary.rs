@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::sync::Arc;
 
-use ruff_python_ast::{self as ast, PySourceType};
-use ruff_python_parser::parse_unchecked_source;
+use ruff_python_ast::{self as ast, ModModule, PySourceType};
+use ruff_python_parser::{Parsed, parse_unchecked_source};
 use ruff_text_size::TextRange;
 use rustc_hash::FxHashMap;
 
@@ -194,36 +194,64 @@ pub fn read(
     caps: &CapNames,
     confinement: &Confinement,
 ) -> Result<ModuleSummary, Unread> {
+    // The tree is dropped on the stack it was analysed on: dropping it recurses once per level.
+    stacker::maybe_grow(super::super::ANALYSIS_STACK_BYTES, super::super::ANALYSIS_STACK_BYTES, || {
+        read_parsed(path, display_name, caps, confinement).map(|(summary, _)| summary)
+    })
+}
+
+/// [`read`], keeping the module's tree: for a module whose function a call is followed into, which is
+/// then parsed once, not once to summarise it and again to walk the function.
+pub fn read_with_tree(
+    path: &Path,
+    display_name: String,
+    caps: &CapNames,
+    confinement: &Confinement,
+) -> Result<(ModuleSummary, ProjectModule), Unread> {
+    let (summary, parsed) = read_parsed(path, display_name, caps, confinement)?;
+    let module = ProjectModule { file: Arc::clone(&summary.file), parsed };
+    Ok((summary, module))
+}
+
+fn read_parsed(
+    path: &Path,
+    display_name: String,
+    caps: &CapNames,
+    confinement: &Confinement,
+) -> Result<(ModuleSummary, Parsed<ModModule>), Unread> {
     let text = confinement.read_to_string(path, &display_name, MAX_MODULE_BYTES).map_err(|refusal| match refusal {
         capslint_workspace::confine::Refusal::TooLarge(..) => Unread::Limit(Limit::ModuleSize),
         _ => Unread::Unreadable,
     })?;
     let file = Arc::new(SourceFile::new(path.to_path_buf(), display_name, text));
-    let pending = prescan::before_parsing(file.text()).map_err(|_| Unread::Limit(Limit::ModuleBudget))?;
+    let parsed = parse_checked(file.text())?;
     let names = stacker::maybe_grow(super::super::ANALYSIS_STACK_BYTES, super::super::ANALYSIS_STACK_BYTES, || {
-        summarise(file.text(), caps, pending)
+        summarise(file.text(), &parsed, caps)
     })?;
-    Ok(ModuleSummary { path: path.to_path_buf(), file, names })
+    Ok((ModuleSummary { path: path.to_path_buf(), file, names }, parsed))
 }
 
 /// Parses the text of a module already summarised (so within [`MAX_MODULE_BYTES`] and the prescan's
 /// bounds), keeping its tree.
 pub fn parse(file: &Arc<SourceFile>) -> Result<ProjectModule, Unread> {
-    let pending = prescan::before_parsing(file.text()).map_err(|_| Unread::Limit(Limit::ModuleBudget))?;
-    let parsed = parse_unchecked_source(file.text(), PySourceType::Python);
-    prescan::after_parsing(file.text(), parsed.tokens(), pending).map_err(|_| Unread::Limit(Limit::ModuleBudget))?;
-    if !parsed.errors().is_empty() {
-        return Err(Unread::Unreadable);
-    }
+    let parsed = parse_checked(file.text())?;
     Ok(ProjectModule { file: Arc::clone(file), parsed })
 }
 
-fn summarise(text: &str, caps: &CapNames, pending: prescan::Pending) -> Result<FxHashMap<String, Export>, Unread> {
-    let parsed = parse_unchecked_source(text, PySourceType::Python);
+/// The tree of a module's text, within the prescan's bounds and without syntax errors.
+fn parse_checked(text: &str) -> Result<Parsed<ModModule>, Unread> {
+    let pending = prescan::before_parsing(text).map_err(|_| Unread::Limit(Limit::ModuleBudget))?;
+    let parsed = stacker::maybe_grow(super::super::ANALYSIS_STACK_BYTES, super::super::ANALYSIS_STACK_BYTES, || {
+        parse_unchecked_source(text, PySourceType::Python)
+    });
     prescan::after_parsing(text, parsed.tokens(), pending).map_err(|_| Unread::Limit(Limit::ModuleBudget))?;
     if !parsed.errors().is_empty() {
         return Err(Unread::Unreadable);
     }
+    Ok(parsed)
+}
+
+fn summarise(text: &str, parsed: &Parsed<ModModule>, caps: &CapNames) -> Result<FxHashMap<String, Export>, Unread> {
     let body = &parsed.syntax().body;
     let model = SemanticModel::build(body, &Distrusted::none());
     let budget = Budget::for_source(text.len());
