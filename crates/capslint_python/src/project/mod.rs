@@ -459,9 +459,9 @@ impl ProjectIndex {
             return Err(Cut::at_subject(Limit::ModuleHops, format!("`{qualified}`")));
         }
         trail.push(step);
-        let summary = match self.summary(&path, caps) {
+        let summary = match self.summary(path, caps) {
             Ok(summary) => summary,
-            Err(Unread::Limit(limit)) => return Err(self.module_cut(&path, limit)),
+            Err(Unread::Limit(limit)) => return Err(self.module_cut(path, limit)),
             Err(Unread::Unreadable) => return Ok(None),
         };
         let Some((first, rest)) = attributes.split_first() else { return Ok(None) };
@@ -469,7 +469,7 @@ impl ProjectIndex {
         Ok(match (export, rest) {
             (Export::Alias(target), _) => {
                 let target = if rest.is_empty() { target.clone() } else { format!("{target}.{}", rest.join(".")) };
-                return self.export(&path, &target, caps, trail);
+                return self.export(path, &target, caps, trail);
             }
             (Export::Class(_), []) | (Export::Value(_), []) | (Export::Function(_), []) => {
                 Some(Found { summary, path: vec![first.clone()] })
