@@ -1,11 +1,11 @@
-//! The command line: `check`, `rule`, `config`, `runtime`, `exec`, `completion`.
+//! The command line: `check`, `rule`, `config`, `server`, `runtime`, `exec`, `completion`.
 
 use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser, Subcommand};
 
 use crate::color::ColorChoice;
-use crate::commands::{check, config, rule};
+use crate::commands::{check, config, rule, server};
 use capslint_pod as runtime;
 
 /// capslint: stop CPU oversubscription before it reaches a cluster.
@@ -30,6 +30,8 @@ pub enum Command {
     Rule(rule::RuleArgs),
     /// Print the configuration that applies to a file or directory, resolved, as TOML.
     Config(config::ConfigArgs),
+    /// Run the language server on standard input and output: findings, fixes and rule help in the editor.
+    Server(server::ServerArgs),
     /// Inside a pod: compare the thread caps and the loaded thread pools with the CPU limit.
     Runtime(runtime::RuntimeArgs),
     /// Set every thread cap from the pod's CPU limit, then replace this process with CMD (or, with
@@ -77,6 +79,11 @@ pub fn main() -> ExitCode {
         }
         Command::Rule(args) => rule::run(args),
         Command::Config(args) => config::run(args),
+        Command::Server(args) => {
+            // A panic while checking one document becomes its diagnostic; do not also print it raw.
+            std::panic::set_hook(Box::new(|_| {}));
+            server::run(args)
+        }
         Command::Runtime(args) => {
             let mut args = args.clone();
             args.limit_env = args.limit_env.or_else(configured_limit_env);

@@ -3,3 +3,4 @@
 pub mod check;
 pub mod config;
 pub mod rule;
+pub mod server;

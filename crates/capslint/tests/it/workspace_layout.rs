@@ -9,6 +9,7 @@ use crate::support::root;
 /// The crates, top to bottom: a crate may depend only on crates after it.
 const ORDER: &[&str] = &[
     "capslint",
+    "capslint_server",
     "capslint_linter",
     "capslint_python",
     "capslint_manifests",
