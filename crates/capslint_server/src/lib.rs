@@ -8,7 +8,8 @@
 //! - [`lint`] and [`worker`]: linting the unsaved text through `check`'s pipeline, off the loop;
 //! - [`diagnostics`], [`code_actions`], [`hover`]: findings as the protocol shows them, their fixes and
 //!   suppressions, the rule's documentation;
-//! - [`position`] and [`uri`]: positions and file URIs as the protocol writes them.
+//! - [`position`] and [`uri`]: positions and file URIs as the protocol writes them;
+//! - [`transport`]: the framing on standard input and output.
 //!
 //! It sits above `capslint_linter` and below the binary, which alone depends on it.
 
@@ -23,6 +24,7 @@ pub mod lint;
 pub mod position;
 pub mod server;
 pub mod settings;
+pub mod transport;
 pub mod uri;
 pub mod worker;
 
@@ -46,16 +48,17 @@ pub type Outcome = Result<(), String>;
 /// Serves one client over standard input and output until it exits or disconnects. `render` prints a
 /// file's resolved settings for `capslint.showSettings`.
 pub fn run_stdio(render: RenderSettings) -> Outcome {
-    let (connection, io_threads) = Connection::stdio();
+    let (connection, _reader, writer) = transport::stdio();
     let ending = serve(&connection, render)?;
+    // The responses sent so far are written before the process ends: the writer ends once the loop's
+    // sender is gone and the worker, idle after `shutdown`, has dropped its own.
+    drop(connection);
+    if ending != Ending::Disconnected {
+        let _ = writer.join();
+    }
     match ending {
-        Ending::Disconnected => Ok(()),
-        Ending::Exit | Ending::ExitWithoutShutdown => {
-            drop(connection);
-            // The writer ends once every sender is gone; the reader has read `exit`.
-            let _ = io_threads.join();
-            if ending == Ending::Exit { Ok(()) } else { Err("exit without shutdown".to_string()) }
-        }
+        Ending::Exit | Ending::Disconnected => Ok(()),
+        Ending::ExitWithoutShutdown => Err("exit without shutdown".to_string()),
     }
 }
 

@@ -46,5 +46,6 @@ mod runtime_init;
 mod runtime_ml_stack;
 mod runtime_probe;
 mod runtime_watch;
+mod server;
 mod workspace_layout;
 mod yaml_corpus;
