@@ -47,5 +47,6 @@ mod runtime_ml_stack;
 mod runtime_probe;
 mod runtime_watch;
 mod server;
+mod server_clients;
 mod workspace_layout;
 mod yaml_corpus;
