@@ -427,7 +427,11 @@ impl<'c> Server<'c> {
                 );
             }
         }
-        let mut changed = false;
+        // The documents whose findings changed though the client is not waiting for them: a pulling
+        // client is asked to pull again.
+        let asked: HashSet<Uri> =
+            self.pending_documents.iter().filter_map(|(_, uri)| self.documents.owner(uri)).collect();
+        let mut changed_unasked = false;
         for linted in outcome.documents {
             if self.documents.version(&linted.uri) != Some(linted.version) {
                 continue;
@@ -442,14 +446,11 @@ impl<'c> Server<'c> {
                     );
                 }
             }
-            changed |= !same;
+            changed_unasked |= !same && self.results.contains_key(&linted.uri) && !asked.contains(&linted.uri);
             self.results.insert(linted.uri.clone(), linted);
         }
-        let asked: HashSet<Uri> =
-            self.pending_documents.iter().filter_map(|(_, uri)| self.documents.owner(uri)).collect();
-        let unasked_change = changed && self.results.keys().any(|uri| !asked.contains(uri));
         self.answer_pending();
-        if self.capabilities.pull && self.capabilities.refresh && unasked_change {
+        if self.capabilities.pull && self.capabilities.refresh && changed_unasked {
             self.request_client("workspace/diagnostic/refresh", serde_json::Value::Null);
         }
     }
