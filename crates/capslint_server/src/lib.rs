@@ -94,7 +94,7 @@ pub fn serve(connection: &Connection, render: RenderSettings) -> Result<Ending, 
         encoding,
         render,
     );
-    let mut server = Server::new(connection, encoding, capabilities, options, generations, tasks, outcomes);
+    let mut server = Server::new(connection, encoding, capabilities, generations, tasks, outcomes);
     server.register_watchers();
     Ok(server.run())
 }

@@ -16,6 +16,9 @@ use crate::diagnostics::{Placer, to_lsp};
 use crate::position::{Encoding, LineIndex};
 use crate::settings::SessionSettings;
 
+/// LSP diagnostics by client document.
+pub type Published = Vec<(Uri, Vec<lsp_types::Diagnostic>)>;
+
 /// One open document, as it was when a lint was asked for.
 #[derive(Debug, Clone)]
 pub struct Snapshot {
@@ -61,9 +64,11 @@ pub struct Linted {
     /// capslint's diagnostics, for code actions and hover.
     pub diagnostics: Vec<Diagnostic>,
     /// The LSP diagnostics of each client document (a notebook's cells), empty ones included.
-    pub published: Vec<(Uri, Vec<lsp_types::Diagnostic>)>,
+    pub published: Published,
     /// How to place ranges of the checked text in the client's documents.
     pub placer: Placer,
+    /// Whether unsafe fixes are offered (the editor's option, or the configuration's `unsafe-fixes`).
+    pub unsafe_fixes: bool,
 }
 
 /// What a job produced.
@@ -75,6 +80,9 @@ pub struct LintOutcome {
     pub generation: u64,
     /// Each document's findings.
     pub documents: Vec<Linted>,
+    /// Findings in files that are not open (a kustomization's base, the module a value comes from),
+    /// by file.
+    pub elsewhere: Published,
     /// A configuration that cannot be used, or files that cannot be checked.
     pub errors: Vec<String>,
 }
@@ -113,23 +121,29 @@ pub fn lint(job: LintJob, settings: &mut SessionSettings, encoding: Encoding) ->
     settings.refresh(&job.root);
     let mut errors = Vec::new();
     let mut inputs = Vec::new();
+    let mut unsafe_fixes = std::collections::HashMap::new();
     for snapshot in &job.documents {
         match settings.for_file(&job.root, &snapshot.path) {
-            Ok(resolved) => inputs.push(input(snapshot, &job.root, resolved)),
+            Ok(resolved) => {
+                unsafe_fixes.insert(snapshot.path.clone(), resolved.unsafe_fixes);
+                inputs.push(input(snapshot, &job.root, resolved));
+            }
             Err(error) => errors.push(error),
         }
     }
     let run = if errors.is_empty() {
-        with_open_texts(&job.documents, || lint::check_inputs(inputs))
+        with_open_texts(&job.documents, || lint::check_documents(inputs))
     } else {
         lint::RunResult::default()
     };
     errors.extend(run.errors);
     errors.dedup();
     let mut by_path: std::collections::HashMap<&Path, Vec<Diagnostic>> = std::collections::HashMap::new();
+    let mut other_files: std::collections::BTreeMap<PathBuf, Vec<Diagnostic>> = std::collections::BTreeMap::new();
     for diagnostic in run.diagnostics {
-        if let Some(snapshot) = job.documents.iter().find(|snapshot| snapshot.path == diagnostic.file.path()) {
-            by_path.entry(snapshot.path.as_path()).or_default().push(diagnostic);
+        match job.documents.iter().find(|snapshot| snapshot.path == diagnostic.file.path()) {
+            Some(snapshot) => by_path.entry(snapshot.path.as_path()).or_default().push(diagnostic),
+            None => other_files.entry(diagnostic.file.path().to_path_buf()).or_default().push(diagnostic),
         }
     }
     let documents = job
@@ -137,17 +151,29 @@ pub fn lint(job: LintJob, settings: &mut SessionSettings, encoding: Encoding) ->
         .iter()
         .map(|snapshot| {
             let diagnostics = by_path.remove(snapshot.path.as_path()).unwrap_or_default();
-            linted(snapshot, diagnostics, encoding)
+            let unsafe_fixes = unsafe_fixes.get(&snapshot.path).copied().unwrap_or(false);
+            linted(snapshot, diagnostics, encoding, unsafe_fixes)
         })
         .collect();
-    LintOutcome { root: job.root, generation: job.generation, documents, errors }
+    let elsewhere = other_files
+        .into_iter()
+        .filter_map(|(path, diagnostics)| {
+            let path = if path.is_absolute() { path } else { job.root.join(path) };
+            let uri = crate::uri::from_path(&path)?;
+            let placer = Placer { uri: uri.clone(), cells: None, encoding };
+            let lines = LineIndex::new(diagnostics[0].file.text());
+            let converted =
+                diagnostics.iter().filter_map(|diagnostic| to_lsp(diagnostic, &placer, &lines)).map(|(_, lsp)| lsp);
+            Some((uri, converted.collect()))
+        })
+        .collect();
+    LintOutcome { root: job.root, generation: job.generation, documents, elsewhere, errors }
 }
 
 /// A document's findings, converted for the client.
-fn linted(snapshot: &Snapshot, diagnostics: Vec<Diagnostic>, encoding: Encoding) -> Linted {
+fn linted(snapshot: &Snapshot, diagnostics: Vec<Diagnostic>, encoding: Encoding, unsafe_fixes: bool) -> Linted {
     let placer = snapshot.placer(encoding);
-    let mut published: Vec<(Uri, Vec<lsp_types::Diagnostic>)> =
-        placer.documents().into_iter().map(|uri| (uri, Vec::new())).collect();
+    let mut published: Published = placer.documents().into_iter().map(|uri| (uri, Vec::new())).collect();
     let lines = diagnostics.first().map(|first| LineIndex::new(first.file.text()));
     for diagnostic in &diagnostics {
         let Some(lines) = &lines else { break };
@@ -165,5 +191,5 @@ fn linted(snapshot: &Snapshot, diagnostics: Vec<Diagnostic>, encoding: Encoding)
             list.push(lsp);
         }
     }
-    Linted { uri: snapshot.uri.clone(), version: snapshot.version, diagnostics, published, placer }
+    Linted { uri: snapshot.uri.clone(), version: snapshot.version, diagnostics, published, placer, unsafe_fixes }
 }

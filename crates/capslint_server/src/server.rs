@@ -25,9 +25,9 @@ use capslint_workspace::discover::FileKind;
 
 use crate::code_actions::{self, FIX_ALL};
 use crate::documents::{Cell, CellChanges, DocumentStore};
-use crate::lint::{LintJob, LintOutcome, Linted, Snapshot};
+use crate::lint::{LintJob, LintOutcome, Linted, Published, Snapshot};
 use crate::position::Encoding;
-use crate::settings::{ClientOptions, SessionSettings};
+use crate::settings::SessionSettings;
 use crate::worker::{Generations, Task};
 
 /// How long after a change the lint starts: changes that come faster are linted once.
@@ -55,10 +55,11 @@ pub struct Server<'c> {
     roots: HashMap<Uri, PathBuf>,
     encoding: Encoding,
     capabilities: ClientCapabilities,
-    options: ClientOptions,
     generations: Generations,
     /// Roots to lint, and when.
     due: HashMap<PathBuf, Instant>,
+    /// Per root, the generation of the last outcome taken and its findings in files that are not open.
+    elsewhere: HashMap<PathBuf, (u64, Published)>,
     pending_documents: Vec<(RequestId, Uri)>,
     pending_workspace: Vec<RequestId>,
     tasks: Sender<Task>,
@@ -85,7 +86,6 @@ impl<'c> Server<'c> {
         connection: &'c Connection,
         encoding: Encoding,
         capabilities: ClientCapabilities,
-        options: ClientOptions,
         generations: Generations,
         tasks: Sender<Task>,
         outcomes: Receiver<LintOutcome>,
@@ -97,9 +97,9 @@ impl<'c> Server<'c> {
             roots: HashMap::new(),
             encoding,
             capabilities,
-            options,
             generations,
             due: HashMap::new(),
+            elsewhere: HashMap::new(),
             pending_documents: Vec::new(),
             pending_workspace: Vec::new(),
             tasks,
@@ -376,8 +376,10 @@ impl<'c> Server<'c> {
                     let version = self.documents.version(&uri).unwrap_or_default();
                     let placer = crate::diagnostics::Placer { uri: uri.clone(), cells: None, encoding: self.encoding };
                     let published = vec![(uri.clone(), Vec::new())];
-                    self.results
-                        .insert(uri.clone(), Linted { uri, version, diagnostics: Vec::new(), published, placer });
+                    self.results.insert(
+                        uri.clone(),
+                        Linted { uri, version, diagnostics: Vec::new(), published, placer, unsafe_fixes: false },
+                    );
                 }
             }
         }
@@ -427,6 +429,7 @@ impl<'c> Server<'c> {
                 );
             }
         }
+        self.take_elsewhere(&outcome.root, outcome.generation, outcome.elsewhere);
         // The documents whose findings changed though the client is not waiting for them: a pulling
         // client is asked to pull again.
         let asked: HashSet<Uri> =
@@ -453,6 +456,39 @@ impl<'c> Server<'c> {
         if self.capabilities.pull && self.capabilities.refresh && changed_unasked {
             self.request_client("workspace/diagnostic/refresh", serde_json::Value::Null);
         }
+    }
+
+    /// Takes the findings a lint made in files that are not open: pushed (and those of the previous lint
+    /// that are gone, cleared) unless a newer lint of the root was taken already; a pulling client reads
+    /// them in the workspace report.
+    fn take_elsewhere(&mut self, root: &PathBuf, generation: u64, found: Published) {
+        let previous = match self.elsewhere.get(root) {
+            Some((taken, _)) if *taken > generation => return,
+            Some((_, previous)) => previous.clone(),
+            None => Vec::new(),
+        };
+        let open: HashSet<Uri> = self.results.values().flat_map(|linted| linted.placer.documents()).collect();
+        let found: Published =
+            found.into_iter().filter(|(uri, _)| !open.contains(uri) && self.documents.owner(uri).is_none()).collect();
+        if !self.capabilities.pull {
+            for (uri, _) in &previous {
+                if !found.iter().any(|(other, _)| other == uri) && self.documents.owner(uri).is_none() {
+                    self.notify(
+                        notification::PublishDiagnostics::METHOD,
+                        serde_json::json!({"uri": uri, "diagnostics": []}),
+                    );
+                }
+            }
+            for (uri, diagnostics) in &found {
+                if !previous.contains(&(uri.clone(), diagnostics.clone())) {
+                    self.notify(
+                        notification::PublishDiagnostics::METHOD,
+                        serde_json::json!({"uri": uri, "diagnostics": diagnostics}),
+                    );
+                }
+            }
+        }
+        self.elsewhere.insert(root.clone(), (generation, found));
     }
 
     /// Whether the findings of a linted document are of its current version.
@@ -501,6 +537,11 @@ impl<'c> Server<'c> {
             for (uri, diagnostics) in &linted.published {
                 let version = self.documents.text(uri).map(|document| document.version);
                 items.push(serde_json::json!({"kind": "full", "uri": uri, "version": version, "items": diagnostics}));
+            }
+        }
+        for (_, found) in self.elsewhere.values() {
+            for (uri, diagnostics) in found {
+                items.push(serde_json::json!({"kind": "full", "uri": uri, "version": null, "items": diagnostics}));
             }
         }
         serde_json::json!({"items": items})
@@ -597,7 +638,7 @@ impl<'c> Server<'c> {
             self.send(Response::new_ok(id, Vec::<CodeActionOrCommand>::new()));
             return;
         };
-        let allowed = if self.options.unsafe_fixes == Some(true) { Applicability::Unsafe } else { Applicability::Safe };
+        let allowed = if linted.unsafe_fixes { Applicability::Unsafe } else { Applicability::Safe };
         let kind = self.snapshot(&owner).map_or(FileKind::Python, |snapshot| snapshot.kind);
         let actions: Vec<CodeActionOrCommand> =
             code_actions::for_range(linted, kind, &uri, params.range, allowed, only)

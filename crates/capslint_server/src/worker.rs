@@ -129,6 +129,7 @@ impl WorkerState {
                             root,
                             generation,
                             documents: Vec::new(),
+                            elsewhere: Vec::new(),
                             errors: vec![format!(
                                 "internal error while linting {} document(s): {}",
                                 documents.len(),

@@ -86,6 +86,27 @@ fn findings_of_open_documents_are_those_check_reports() {
 }
 
 #[test]
+fn a_kustomization_shows_the_findings_it_renders_in_files_that_are_not_open() {
+    let root = root();
+    let file = "fixtures/k8s/kustomize/overlays/prod/kustomization.yaml";
+    let (mut client, _) = LspClient::initialized(&root, push_client(), json!({}));
+    let path = root.join(file);
+    client.open(&path, "yaml", &std::fs::read_to_string(&path).unwrap());
+    let checked = check_json_by_file(&root, &[Path::new(file)]);
+    let files: std::collections::BTreeSet<&str> = checked.iter().map(|(name, _, _)| name.as_str()).collect();
+    assert!(files.len() > 1, "the overlay's findings are in its bases: {files:?}");
+    for name in files {
+        let uri = file_uri(&root.join(name));
+        let served = sorted(client.diagnostics(&uri, |_| true).iter().map(code_and_range).collect());
+        let expected: Vec<CodeAndRange> = sorted(
+            checked.iter().filter(|(other, _, _)| other == name).map(|(_, _, finding)| finding.clone()).collect(),
+        );
+        assert_eq!(served, expected, "{name}");
+    }
+    assert_eq!(client.shutdown(), Some(0));
+}
+
+#[test]
 fn an_edit_that_fixes_the_finding_clears_it_and_hover_explains_it() {
     let text = "from joblib import Parallel, delayed\n\nParallel(n_jobs=-1)(delayed(abs)(x) for x in range(3))\n";
     let dir = repository(&[("train.py", text)]);

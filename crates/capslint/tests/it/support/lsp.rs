@@ -228,6 +228,11 @@ pub fn code_and_range(diagnostic: &Value) -> CodeAndRange {
 /// [`code_and_range`] gives them (rows and columns made 0-based; characters are Unicode scalar values,
 /// the server's unit when the client asks for `utf-32`), with each finding's cell.
 pub fn check_json(dir: &Path, files: &[&Path]) -> Vec<(Option<u64>, CodeAndRange)> {
+    check_json_by_file(dir, files).into_iter().map(|(_, cell, finding)| (cell, finding)).collect()
+}
+
+/// [`check_json`] with the file of each finding, as the report names it.
+pub fn check_json_by_file(dir: &Path, files: &[&Path]) -> Vec<(String, Option<u64>, CodeAndRange)> {
     let output = super::capslint(dir)
         .args(["check", "--output-format", "json", "--exit-zero"])
         .args(files)
@@ -241,7 +246,8 @@ pub fn check_json(dir: &Path, files: &[&Path]) -> Vec<(Option<u64>, CodeAndRange
         .iter()
         .map(|finding| {
             let code = finding["code"].as_str().unwrap_or_default().to_string();
-            (finding["cell"].as_u64(), (code, at(&finding["location"]), at(&finding["end_location"])))
+            let file = finding["filename"].as_str().unwrap_or_default().to_string();
+            (file, finding["cell"].as_u64(), (code, at(&finding["location"]), at(&finding["end_location"])))
         })
         .collect()
 }
