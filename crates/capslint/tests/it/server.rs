@@ -306,6 +306,40 @@ fn pulled_diagnostics_wait_for_the_lint_of_the_current_version() {
 }
 
 #[test]
+fn a_changed_configuration_is_read_again_and_a_waiting_request_can_be_canceled() {
+    let text = "import lightgbm as lgb\n\nmodel = lgb.LGBMClassifier()\n";
+    let dir = repository(&[("model.py", text)]);
+    let (mut client, _) = LspClient::initialized(dir.path(), push_client(), json!({}));
+    let uri = client.open(&dir.path().join("model.py"), "python", text);
+    let has_cap102 = |list: &[Value]| list.iter().any(|diagnostic| diagnostic["code"] == "CAP102");
+    client.diagnostics(&uri, has_cap102);
+    // Written and saved: read again because the file changed on disk.
+    write(dir.path(), "capslint.toml", "ignore = [\"CAP102\"]\n");
+    client.notify("textDocument/didSave", json!({"textDocument": {"uri": uri}}));
+    client.diagnostics(&uri, |list| !has_cap102(list));
+    // Reported by the editor's file watcher.
+    write(dir.path(), "capslint.toml", "# every rule\n");
+    let config = file_uri(&dir.path().join("capslint.toml"));
+    client.notify("workspace/didChangeWatchedFiles", json!({"changes": [{"uri": config, "type": 2}]}));
+    client.diagnostics(&uri, has_cap102);
+    assert_eq!(client.shutdown(), Some(0));
+
+    // A pulled request that waits for a lint is answered with `RequestCanceled` when canceled.
+    let big: String = (0..3000).map(|n| format!("x_{n} = {n}\n")).collect::<String>() + text;
+    let capabilities = json!({"textDocument": {"diagnostic": {}}});
+    let (mut client, _) = LspClient::initialized(dir.path(), capabilities, json!({}));
+    let uri = client.open(&dir.path().join("model.py"), "python", &big);
+    let id = client.send_request("textDocument/diagnostic", json!({"textDocument": {"uri": uri}}));
+    client.notify("$/cancelRequest", json!({"id": id}));
+    let response = client.wait_for(|message| message["id"] == id).expect("a response");
+    assert_eq!(response["error"]["code"], -32800, "{response}");
+    // The next request is answered once the lint is done.
+    let report = client.request("textDocument/diagnostic", json!({"textDocument": {"uri": uri}}));
+    assert_eq!(report["kind"], "full");
+    assert_eq!(client.shutdown(), Some(0));
+}
+
+#[test]
 fn malformed_messages_unknown_methods_and_broken_files_do_not_stop_the_server() {
     let broken = "from joblib import Parallel\ndef f(:\n    Parallel(n_jobs=-1)\n";
     let dir = repository(&[("broken.py", broken)]);
