@@ -258,6 +258,27 @@ fn a_notebook_is_linted_as_check_lints_it_with_findings_in_their_cells() {
     let noqa = actions.as_array().unwrap().iter().find(|action| action["title"].as_str().unwrap().contains("# noqa"));
     let noqa = noqa.unwrap_or_else(|| panic!("no suppression in the cell: {actions}"));
     assert!(noqa["edit"]["changes"].get(cell_uri).is_some(), "{noqa}");
+
+    // The cell's text replaced, and a new cell with a finding inserted after it.
+    let new_cell = format!("vscode-notebook-cell{}#added", &file_uri(&root.join(file))["file".len()..]);
+    let inserted = "from joblib import Parallel\nParallel(n_jobs=-1)\n";
+    client.notify(
+        "notebookDocument/didChange",
+        json!({
+            "notebookDocument": {"uri": file_uri(&root.join(file)), "version": 2},
+            "change": {"cells": {
+                "structure": {
+                    "array": {"start": cell.unwrap(), "deleteCount": 0, "cells": [{"kind": 2, "document": new_cell}]},
+                    "didOpen": [{"uri": new_cell, "languageId": "python", "version": 1, "text": inserted}],
+                },
+                "textContent": [{"document": {"uri": cell_uri, "version": 2}, "changes": [{"text": "x = 1\n"}]}],
+            }},
+        }),
+    );
+    assert_eq!(client.diagnostics(cell_uri, |list| list.is_empty()), Vec::<Value>::new());
+    let added = client.diagnostics(&new_cell, |list| !list.is_empty());
+    assert!(added.iter().any(|diagnostic| diagnostic["code"] == "CAP101"), "{added:?}");
+    assert_eq!(added[0]["range"]["start"]["line"], 1, "placed in the new cell: {added:?}");
     assert_eq!(client.shutdown(), Some(0));
 }
 
