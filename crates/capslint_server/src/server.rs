@@ -634,20 +634,24 @@ impl<'c> Server<'c> {
             self.send(Response::new_ok(id, Vec::<CodeActionOrCommand>::new()));
             return;
         };
-        let Some(linted) = self.current(&owner) else {
-            self.send(Response::new_ok(id, Vec::<CodeActionOrCommand>::new()));
-            return;
+        // Quick fixes come from the findings of the current version; none while it is being linted.
+        let current = self.current(&owner);
+        let actions: Vec<CodeActionOrCommand> = match current {
+            Some(linted) => {
+                let allowed = if linted.unsafe_fixes { Applicability::Unsafe } else { Applicability::Safe };
+                let kind = self.snapshot(&owner).map_or(FileKind::Python, |snapshot| snapshot.kind);
+                code_actions::for_range(linted, kind, &uri, params.range, allowed, only)
+                    .into_iter()
+                    .map(CodeActionOrCommand::CodeAction)
+                    .collect()
+            }
+            None => Vec::new(),
         };
-        let allowed = if linted.unsafe_fixes { Applicability::Unsafe } else { Applicability::Safe };
-        let kind = self.snapshot(&owner).map_or(FileKind::Python, |snapshot| snapshot.kind);
-        let actions: Vec<CodeActionOrCommand> =
-            code_actions::for_range(linted, kind, &uri, params.range, allowed, only)
-                .into_iter()
-                .map(CodeActionOrCommand::CodeAction)
-                .collect();
-        // "Fix all" runs the fix engine: only when asked for or offered with the rest, and something is
-        // fixable. The settings' own `unsafe-fixes` is read on the worker.
-        let fixable = linted.diagnostics.iter().any(|diagnostic| diagnostic.fixable(Applicability::Unsafe));
+        // "Fix all" runs the fix engine on the text as it is now (an editor asks for it on save, right
+        // after the last change): when asked for or offered with the rest, unless the findings of the
+        // current version show nothing fixable. The settings' own `unsafe-fixes` is read on the worker.
+        let fixable = current
+            .is_none_or(|linted| linted.diagnostics.iter().any(|diagnostic| diagnostic.fixable(Applicability::Unsafe)));
         let fix_all = code_actions::wanted(only, &lsp_types::CodeActionKind::from(FIX_ALL)) && fixable;
         match (fix_all, self.snapshot(&owner), self.roots.get(&owner).cloned()) {
             (true, Some(snapshot), Some(root)) if snapshot.cells.is_none() => {

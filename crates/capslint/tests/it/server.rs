@@ -150,8 +150,7 @@ fn fix_all_writes_what_check_fix_writes_and_a_suppression_silences_its_finding()
     let path = dir.path().join("model.py");
     let (mut client, _) = LspClient::initialized(dir.path(), push_client(), json!({}));
     let uri = client.open(&path, "python", &text);
-    let diagnostics = client.diagnostics(&uri, |_| true);
-
+    // Asked for at once, as an editor asks on save: the text is fixed as it is, linted or not.
     let actions = client.request(
         "textDocument/codeAction",
         json!({"textDocument": {"uri": uri},
@@ -175,6 +174,7 @@ fn fix_all_writes_what_check_fix_writes_and_a_suppression_silences_its_finding()
     let expected = std::fs::read_to_string(expected_dir.path().join("model.py")).unwrap();
     assert_ne!(expected, text, "check --fix changes the fixture");
     assert_eq!(fixed, expected);
+    let diagnostics = client.diagnostics(&uri, |_| true);
 
     // A suppression comment on the first finding's line.
     let first = diagnostics.iter().find(|diagnostic| diagnostic["code"] == "CAP102").expect("a CAP102 finding");
