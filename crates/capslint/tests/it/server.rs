@@ -304,6 +304,39 @@ fn editing_an_open_module_relints_the_open_modules_that_import_it() {
 }
 
 #[test]
+fn a_pulling_client_is_asked_to_refresh_when_a_change_alters_another_documents_findings() {
+    let settings = "N_JOBS = -1\n";
+    let train = "from joblib import Parallel, delayed\n\nfrom settings import N_JOBS\n\n\
+                 Parallel(n_jobs=N_JOBS)(delayed(abs)(x) for x in range(3))\n";
+    let dir = repository(&[("settings.py", settings), ("train.py", train)]);
+    let capabilities =
+        json!({"textDocument": {"diagnostic": {}}, "workspace": {"diagnostics": {"refreshSupport": true}}});
+    let (mut client, _) = LspClient::initialized(dir.path(), capabilities, json!({}));
+    let settings_uri = client.open(&dir.path().join("settings.py"), "python", settings);
+    let train_uri = client.open(&dir.path().join("train.py"), "python", train);
+    let pull = |client: &mut LspClient, uri: &str| {
+        let report = client.request("textDocument/diagnostic", json!({"textDocument": {"uri": uri}}));
+        report["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|item| item["code"].as_str().map(str::to_string))
+            .collect::<Vec<_>>()
+    };
+    assert!(pull(&mut client, &train_uri).contains(&"CAP101".to_string()));
+    client.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": settings_uri, "version": 2}, "contentChanges": [{"text": "N_JOBS = 1\n"}]}),
+    );
+    // The editor pulls the document it changed; the server asks it to pull the others again.
+    pull(&mut client, &settings_uri);
+    let refresh = client.wait_for(|message| message["method"] == "workspace/diagnostic/refresh").expect("a refresh");
+    client.send(&json!({"jsonrpc": "2.0", "id": refresh["id"], "result": null}));
+    assert!(!pull(&mut client, &train_uri).contains(&"CAP101".to_string()));
+    assert_eq!(client.shutdown(), Some(0));
+}
+
+#[test]
 fn pulled_diagnostics_wait_for_the_lint_of_the_current_version() {
     let text = "import os\nfrom joblib import Parallel\nParallel(n_jobs=os.cpu_count())\n";
     let dir = repository(&[("job.py", text)]);
