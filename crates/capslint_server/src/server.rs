@@ -81,7 +81,6 @@ pub enum Ending {
 
 impl<'c> Server<'c> {
     /// The loop's state, before any document is open.
-    #[allow(clippy::too_many_arguments)]
     pub fn new(
         connection: &'c Connection,
         encoding: Encoding,
