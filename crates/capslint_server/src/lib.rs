@@ -77,12 +77,11 @@ pub fn serve(connection: &Connection, render: RenderSettings) -> Result<Ending, 
         "capabilities": server_capabilities(encoding, capabilities.pull),
         "serverInfo": {"name": "capslint", "version": env!("CARGO_PKG_VERSION")},
     });
-    if let Err(error) = connection.initialize_finish(id, result) {
-        return if error.to_string().contains("disconnected") {
-            Ok(Ending::Disconnected)
-        } else {
-            Err(error.to_string())
-        };
+    // The `initialized` notification that should follow is not waited for: a client that sends its
+    // documents without it is served all the same (the loop ignores the notification).
+    let response = lsp_server::Response::new_ok(id, result);
+    if connection.sender.send(lsp_server::Message::Response(response)).is_err() {
+        return Ok(Ending::Disconnected);
     }
     let generations = worker::Generations::default();
     let (outcome_sender, outcomes) = crossbeam_channel::unbounded();

@@ -435,6 +435,13 @@ fn the_server_exits_when_its_client_disappears_or_exits_without_shutdown() {
     client.notify("exit", Value::Null);
     assert_eq!(client.wait_exit(), Some(1), "exit without shutdown");
 
+    // A client that sends its documents without `initialized` is served all the same.
+    let mut client = LspClient::start(dir.path());
+    client.request("initialize", json!({"capabilities": {}}));
+    let uri = client.open(&dir.path().join("a.py"), "python", "from joblib import Parallel\nParallel(n_jobs=-1)\n");
+    assert!(!client.diagnostics(&uri, |_| true).is_empty());
+    assert_eq!(client.shutdown(), Some(0));
+
     // Input that ends before initialization.
     let mut client = LspClient::start(dir.path());
     assert_eq!(client.close_input(), Some(0));
