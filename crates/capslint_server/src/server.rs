@@ -353,10 +353,12 @@ impl<'c> Server<'c> {
         for root in ready {
             self.due.remove(&root);
             let documents = self.snapshots(&root);
+            let generation = self.generations.next(&root);
             if documents.is_empty() {
+                // The root's last document closed: its findings in other files go with it.
+                self.take_elsewhere(&root, generation, Vec::new());
                 continue;
             }
-            let generation = self.generations.next(&root);
             let _ = self.tasks.send(Task::Lint(LintJob { root, generation, documents }));
         }
         self.answer_pending();

@@ -103,6 +103,13 @@ fn a_kustomization_shows_the_findings_it_renders_in_files_that_are_not_open() {
         );
         assert_eq!(served, expected, "{name}");
     }
+    // Closing the overlay clears what it reported in its bases.
+    client.notify("textDocument/didClose", json!({"textDocument": {"uri": file_uri(&path)}}));
+    let names: std::collections::BTreeSet<&str> = checked.iter().map(|(name, _, _)| name.as_str()).collect();
+    for name in names {
+        let uri = file_uri(&root.join(name));
+        assert_eq!(client.diagnostics(&uri, |list| list.is_empty()), Vec::<Value>::new(), "{name}");
+    }
     assert_eq!(client.shutdown(), Some(0));
 }
 
