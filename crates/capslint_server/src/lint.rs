@@ -171,7 +171,7 @@ pub fn lint(job: LintJob, settings: &mut SessionSettings, encoding: Encoding) ->
 }
 
 /// A document's findings, converted for the client.
-fn linted(snapshot: &Snapshot, diagnostics: Vec<Diagnostic>, encoding: Encoding, unsafe_fixes: bool) -> Linted {
+pub fn linted(snapshot: &Snapshot, diagnostics: Vec<Diagnostic>, encoding: Encoding, unsafe_fixes: bool) -> Linted {
     let placer = snapshot.placer(encoding);
     let mut published: Published = placer.documents().into_iter().map(|uri| (uri, Vec::new())).collect();
     let lines = diagnostics.first().map(|first| LineIndex::new(first.file.text()));

@@ -128,7 +128,11 @@ impl WorkerState {
                         .unwrap_or_else(|panic| LintOutcome {
                             root,
                             generation,
-                            documents: Vec::new(),
+                            // Each document's version is answered, with nothing found, so no request waits.
+                            documents: documents
+                                .iter()
+                                .map(|snapshot| crate::lint::linted(snapshot, Vec::new(), self.encoding, false))
+                                .collect(),
                             elsewhere: Vec::new(),
                             errors: vec![format!(
                                 "internal error while linting {} document(s): {}",
