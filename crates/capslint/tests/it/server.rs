@@ -114,6 +114,30 @@ fn a_kustomization_shows_the_findings_it_renders_in_files_that_are_not_open() {
 }
 
 #[test]
+fn positions_count_utf16_units_by_default_and_bytes_when_the_client_asks() {
+    let text = "from joblib import Parallel\nlabel = \"é😀\"; Parallel(n_jobs=-1)\n";
+    let dir = repository(&[("emoji.py", text)]);
+    let line = text.lines().nth(1).unwrap();
+    let before = &line[..line.find("n_jobs").unwrap()];
+    let checked = check_json(dir.path(), &[Path::new("emoji.py")]);
+    let (_, (code, start, _)) = checked.iter().find(|(_, (code, _, _))| code == "CAP101").expect("CAP101").clone();
+    assert_eq!(start, (1, before.chars().count() as u64), "check counts characters");
+    for (encodings, expected) in [
+        (json!(["utf-16"]), before.encode_utf16().count()),
+        (json!(["utf-8", "utf-16"]), before.len()),
+        (json!(["utf-32"]), before.chars().count()),
+    ] {
+        let (mut client, _) =
+            LspClient::initialized(dir.path(), json!({"general": {"positionEncodings": encodings}}), json!({}));
+        let uri = client.open(&dir.path().join("emoji.py"), "python", text);
+        let diagnostics = client.diagnostics(&uri, |list| !list.is_empty());
+        let served = diagnostics.iter().find(|diagnostic| diagnostic["code"] == code.as_str()).expect("served");
+        assert_eq!(served["range"]["start"], json!({"line": 1, "character": expected}), "{encodings}");
+        assert_eq!(client.shutdown(), Some(0));
+    }
+}
+
+#[test]
 fn an_edit_that_fixes_the_finding_clears_it_and_hover_explains_it() {
     let text = "from joblib import Parallel, delayed\n\nParallel(n_jobs=-1)(delayed(abs)(x) for x in range(3))\n";
     let dir = repository(&[("train.py", text)]);
