@@ -62,10 +62,29 @@ pub struct Server<'c> {
     elsewhere: HashMap<PathBuf, (u64, Published)>,
     pending_documents: Vec<(RequestId, Uri)>,
     pending_workspace: Vec<RequestId>,
+    /// Hover and code action requests on a document being linted: answered from the findings of the
+    /// version they were asked on.
+    deferred: Vec<(RequestId, Deferred)>,
     tasks: Sender<Task>,
     outcomes: Receiver<LintOutcome>,
     shown_errors: HashSet<String>,
     next_request: i32,
+}
+
+/// A request that waits for the lint of its document's current version.
+enum Deferred {
+    Hover(HoverParams),
+    CodeActions(CodeActionParams),
+}
+
+impl Deferred {
+    /// The client document it is about.
+    fn uri(&self) -> &Uri {
+        match self {
+            Deferred::Hover(params) => &params.text_document_position_params.text_document.uri,
+            Deferred::CodeActions(params) => &params.text_document.uri,
+        }
+    }
 }
 
 /// How the loop ended.
@@ -101,6 +120,7 @@ impl<'c> Server<'c> {
             elsewhere: HashMap::new(),
             pending_documents: Vec::new(),
             pending_workspace: Vec::new(),
+            deferred: Vec::new(),
             tasks,
             outcomes,
             shown_errors: HashSet::new(),
@@ -294,10 +314,14 @@ impl<'c> Server<'c> {
                 else {
                     return;
                 };
-                let before = self.pending_documents.len() + self.pending_workspace.len();
+                let waiting = |server: &Self| {
+                    server.pending_documents.len() + server.pending_workspace.len() + server.deferred.len()
+                };
+                let before = waiting(self);
                 self.pending_documents.retain(|(pending, _)| *pending != id);
                 self.pending_workspace.retain(|pending| *pending != id);
-                if self.pending_documents.len() + self.pending_workspace.len() < before {
+                self.deferred.retain(|(pending, _)| *pending != id);
+                if waiting(self) < before {
                     self.send(Response::new_err(id, ErrorCode::RequestCanceled as i32, "canceled".into()));
                 }
             }
@@ -500,6 +524,16 @@ impl<'c> Server<'c> {
 
     /// Answers the diagnostic requests whose documents are linted.
     fn answer_pending(&mut self) {
+        for (id, request) in std::mem::take(&mut self.deferred) {
+            if self.waits_for_lint(request.uri()) {
+                self.deferred.push((id, request));
+                continue;
+            }
+            match request {
+                Deferred::Hover(params) => self.hover(id, params),
+                Deferred::CodeActions(params) => self.code_actions(id, params),
+            }
+        }
         let pending = std::mem::take(&mut self.pending_documents);
         for (id, uri) in pending {
             match self.document_report(&uri) {
@@ -577,20 +611,17 @@ impl<'c> Server<'c> {
                 }
             }
             request::CodeActionRequest::METHOD => match serde_json::from_value::<CodeActionParams>(params) {
+                Ok(params) if self.waits_for_lint(&params.text_document.uri) => {
+                    self.deferred.push((id, Deferred::CodeActions(params)));
+                }
                 Ok(params) => self.code_actions(id, params),
                 Err(error) => self.send(invalid(error)),
             },
             request::HoverRequest::METHOD => match serde_json::from_value::<HoverParams>(params) {
-                Ok(params) => {
-                    let position = params.text_document_position_params;
-                    let uri = position.text_document.uri;
-                    let hover = self
-                        .documents
-                        .owner(&uri)
-                        .and_then(|owner| self.current(&owner))
-                        .and_then(|linted| crate::hover::hover(linted, &uri, position.position));
-                    self.send(Response::new_ok(id, hover));
+                Ok(params) if self.waits_for_lint(&params.text_document_position_params.text_document.uri) => {
+                    self.deferred.push((id, Deferred::Hover(params)));
                 }
+                Ok(params) => self.hover(id, params),
                 Err(error) => self.send(invalid(error)),
             },
             request::ExecuteCommand::METHOD => match serde_json::from_value::<ExecuteCommandParams>(params) {
@@ -626,6 +657,24 @@ impl<'c> Server<'c> {
                 self.send(Response::new_err(id, ErrorCode::MethodNotFound as i32, format!("unknown method `{method}`")))
             }
         }
+    }
+
+    /// Whether the document `uri` belongs to is a file whose current version is not linted yet. It will
+    /// be: every change schedules its root, and every lint answers each version it was given.
+    fn waits_for_lint(&self, uri: &Uri) -> bool {
+        let Some(owner) = self.documents.owner(uri) else { return false };
+        self.roots.contains_key(&owner) && self.current(&owner).is_none()
+    }
+
+    fn hover(&self, id: RequestId, params: HoverParams) {
+        let position = params.text_document_position_params;
+        let uri = position.text_document.uri;
+        let hover = self
+            .documents
+            .owner(&uri)
+            .and_then(|owner| self.current(&owner))
+            .and_then(|linted| crate::hover::hover(linted, &uri, position.position));
+        self.send(Response::new_ok(id, hover));
     }
 
     fn code_actions(&mut self, id: RequestId, params: CodeActionParams) {

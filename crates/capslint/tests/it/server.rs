@@ -146,6 +146,13 @@ fn an_edit_that_fixes_the_finding_clears_it_and_hover_explains_it() {
     let (mut client, result) = LspClient::initialized(dir.path(), json!({}), json!({}));
     assert_eq!(result["capabilities"]["positionEncoding"], "utf-16");
     let uri = client.open(&path, "python", text);
+    // Asked before the document is linted: answered once it is.
+    let column = text.lines().nth(2).unwrap().find("n_jobs").unwrap();
+    let early = client.request(
+        "textDocument/hover",
+        json!({"textDocument": {"uri": uri}, "position": {"line": 2, "character": column}}),
+    );
+    assert!(early["contents"]["value"].as_str().is_some_and(|value| value.contains("CAP101")), "{early}");
     let diagnostics = client.diagnostics(&uri, |list| !list.is_empty());
     let codes: Vec<&str> = diagnostics.iter().filter_map(|diagnostic| diagnostic["code"].as_str()).collect();
     assert!(codes.contains(&"CAP101"), "{diagnostics:?}");
