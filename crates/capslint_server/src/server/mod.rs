@@ -3,7 +3,11 @@
 //! requests from the latest findings. Diagnostics are pulled (`textDocument/diagnostic`,
 //! `workspace/diagnostic`) when the client can pull them, else pushed (`publishDiagnostics`). A finding
 //! linted from an old version of a document is dropped. Nothing the client sends stops the loop but
-//! `exit` or the end of its input.
+//! `exit` or the end of its input. What each notification does is in `sync`, what each request
+//! answers in `requests`.
+
+mod requests;
+mod sync;
 
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
@@ -13,18 +17,11 @@ use crossbeam_channel::{Receiver, Sender, select};
 use lsp_server::{Connection, ErrorCode, Message, Notification, Request, RequestId, Response};
 use lsp_types::notification::Notification as _;
 use lsp_types::request::Request as _;
-use lsp_types::{
-    CodeActionOrCommand, CodeActionParams, DidChangeNotebookDocumentParams, DidChangeTextDocumentParams,
-    DidChangeWatchedFilesParams, DidCloseNotebookDocumentParams, DidCloseTextDocumentParams,
-    DidOpenNotebookDocumentParams, DidOpenTextDocumentParams, DocumentDiagnosticParams, ExecuteCommandParams,
-    HoverParams, Uri, notification, request,
-};
+use lsp_types::{CodeActionParams, HoverParams, Uri, notification, request};
 
-use capslint_diagnostics::fix::Applicability;
 use capslint_workspace::discover::FileKind;
 
-use crate::code_actions::{self, FIX_ALL};
-use crate::documents::{Cell, CellChanges, DocumentStore};
+use crate::documents::DocumentStore;
 use crate::lint::{LintJob, LintOutcome, Linted, Published, Snapshot};
 use crate::position::Encoding;
 use crate::settings::SessionSettings;
@@ -198,156 +195,6 @@ impl<'c> Server<'c> {
                 "registerOptions": {"watchers": watchers},
             }]}),
         );
-    }
-
-    // ----- notifications -----
-
-    fn notification(&mut self, notification: Notification) {
-        let method = notification.method.as_str();
-        let params = notification.params;
-        match method {
-            notification::DidOpenTextDocument::METHOD => {
-                let Ok(params) = serde_json::from_value::<DidOpenTextDocumentParams>(params) else { return };
-                let document = params.text_document;
-                self.documents.open_text(document.uri.clone(), document.text, document.version, document.language_id);
-                self.schedule(&document.uri);
-            }
-            notification::DidChangeTextDocument::METHOD => {
-                let Ok(params) = serde_json::from_value::<DidChangeTextDocumentParams>(params) else { return };
-                let uri = params.text_document.uri;
-                if self.documents.change_text(&uri, params.text_document.version, params.content_changes, self.encoding)
-                {
-                    self.schedule(&uri);
-                }
-            }
-            notification::DidSaveTextDocument::METHOD | "notebookDocument/didSave" => {
-                // Saved text can change what other documents read from disk, and a configuration may have
-                // changed beside it: lint the root again.
-                if let Some(uri) = params
-                    .pointer("/textDocument/uri")
-                    .or_else(|| params.pointer("/notebookDocument/uri"))
-                    .and_then(|uri| serde_json::from_value::<Uri>(uri.clone()).ok())
-                {
-                    self.schedule(&uri);
-                }
-            }
-            notification::DidCloseTextDocument::METHOD => {
-                let Ok(params) = serde_json::from_value::<DidCloseTextDocumentParams>(params) else { return };
-                let uri = params.text_document.uri;
-                self.close(&uri, |documents| documents.close_text(&uri));
-            }
-            "notebookDocument/didOpen" => {
-                let Ok(params) = serde_json::from_value::<DidOpenNotebookDocumentParams>(params) else { return };
-                let notebook = params.notebook_document;
-                let cells = notebook
-                    .cells
-                    .iter()
-                    .map(|cell| Cell { uri: cell.document.clone(), kind: cell.kind.clone() })
-                    .collect();
-                let texts = params
-                    .cell_text_documents
-                    .into_iter()
-                    .map(|item| (item.uri, item.text, item.version, item.language_id))
-                    .collect();
-                self.documents.open_notebook(notebook.uri.clone(), notebook.version, cells, notebook.metadata, texts);
-                self.schedule(&notebook.uri);
-            }
-            "notebookDocument/didChange" => {
-                let Ok(params) = serde_json::from_value::<DidChangeNotebookDocumentParams>(params) else { return };
-                let uri = params.notebook_document.uri;
-                let mut changes = CellChanges::default();
-                if let Some(cells) = params.change.cells {
-                    if let Some(structure) = cells.structure {
-                        let inserted: Vec<Cell> = structure
-                            .array
-                            .cells
-                            .unwrap_or_default()
-                            .into_iter()
-                            .map(|cell| Cell { uri: cell.document, kind: cell.kind })
-                            .collect();
-                        changes.structure =
-                            Some((structure.array.start as usize, structure.array.delete_count as usize, inserted));
-                        changes.opened = structure
-                            .did_open
-                            .unwrap_or_default()
-                            .into_iter()
-                            .map(|item| (item.uri, item.text, item.version, item.language_id))
-                            .collect();
-                        changes.closed =
-                            structure.did_close.unwrap_or_default().into_iter().map(|item| item.uri).collect();
-                    }
-                    changes.texts = cells
-                        .text_content
-                        .unwrap_or_default()
-                        .into_iter()
-                        .map(|content| (content.document.uri, content.document.version, content.changes))
-                        .collect();
-                }
-                let version = params.notebook_document.version;
-                if self.documents.change_notebook(&uri, version, params.change.metadata, changes, self.encoding) {
-                    self.schedule(&uri);
-                }
-            }
-            "notebookDocument/didClose" => {
-                let Ok(params) = serde_json::from_value::<DidCloseNotebookDocumentParams>(params) else { return };
-                let uri = params.notebook_document.uri;
-                self.close(&uri, |documents| documents.close_notebook(&uri));
-            }
-            notification::DidChangeWatchedFiles::METHOD => {
-                let Ok(params) = serde_json::from_value::<DidChangeWatchedFilesParams>(params) else { return };
-                let configuration = params.changes.iter().any(|change| {
-                    crate::uri::to_path(&change.uri).is_some_and(|path| {
-                        path.file_name()
-                            .and_then(|name| name.to_str())
-                            .is_some_and(|name| capslint_workspace::config::CONFIG_FILE_NAMES.contains(&name))
-                    })
-                });
-                if configuration {
-                    let _ = self.tasks.send(Task::Invalidate);
-                }
-                for uri in self.documents.linted() {
-                    self.schedule(&uri);
-                }
-            }
-            notification::Cancel::METHOD => {
-                let Some(id) = params.get("id").and_then(|id| serde_json::from_value::<RequestId>(id.clone()).ok())
-                else {
-                    return;
-                };
-                let waiting = |server: &Self| {
-                    server.pending_documents.len() + server.pending_workspace.len() + server.deferred.len()
-                };
-                let before = waiting(self);
-                self.pending_documents.retain(|(pending, _)| *pending != id);
-                self.pending_workspace.retain(|pending| *pending != id);
-                self.deferred.retain(|(pending, _)| *pending != id);
-                if waiting(self) < before {
-                    self.send(Response::new_err(id, ErrorCode::RequestCanceled as i32, "canceled".into()));
-                }
-            }
-            _ => {}
-        }
-    }
-
-    /// Closes a document: its findings are forgotten (and cleared in the client), and the other
-    /// documents of its root are linted again.
-    fn close(&mut self, uri: &Uri, close: impl FnOnce(&mut DocumentStore)) {
-        let root = self.roots.remove(uri);
-        if let Some(linted) = self.results.remove(uri)
-            && !self.capabilities.pull
-        {
-            for (document, _) in linted.published {
-                self.notify(
-                    notification::PublishDiagnostics::METHOD,
-                    serde_json::json!({"uri": document, "diagnostics": []}),
-                );
-            }
-        }
-        close(&mut self.documents);
-        if let Some(root) = root {
-            self.due.insert(root, Instant::now() + DEBOUNCE);
-        }
-        self.answer_pending();
     }
 
     /// Lints `uri`'s root soon.
@@ -551,164 +398,5 @@ impl<'c> Server<'c> {
 
     fn all_current(&self) -> bool {
         self.documents.linted().iter().all(|uri| self.current(uri).is_some() || crate::uri::to_path(uri).is_none())
-    }
-
-    /// The full report of a client document, `None` while it waits for a lint.
-    fn document_report(&self, uri: &Uri) -> Option<serde_json::Value> {
-        let Some(owner) = self.documents.owner(uri) else {
-            return Some(serde_json::json!({"kind": "full", "items": []}));
-        };
-        if crate::uri::to_path(&owner).is_none() {
-            return Some(serde_json::json!({"kind": "full", "items": []}));
-        }
-        let linted = self.current(&owner)?;
-        let items = linted.published.iter().find(|(document, _)| document == uri).map(|(_, items)| items.clone());
-        Some(serde_json::json!({"kind": "full", "items": items.unwrap_or_default()}))
-    }
-
-    fn workspace_report(&self) -> serde_json::Value {
-        let mut items = Vec::new();
-        for linted in self.results.values() {
-            for (uri, diagnostics) in &linted.published {
-                let version = self.documents.text(uri).map(|document| document.version);
-                items.push(serde_json::json!({"kind": "full", "uri": uri, "version": version, "items": diagnostics}));
-            }
-        }
-        for (_, found) in self.elsewhere.values() {
-            for (uri, diagnostics) in found {
-                items.push(serde_json::json!({"kind": "full", "uri": uri, "version": null, "items": diagnostics}));
-            }
-        }
-        serde_json::json!({"items": items})
-    }
-
-    // ----- requests -----
-
-    fn request(&mut self, request: Request) {
-        let Request { id, method, params } = request;
-        let invalid = |error: serde_json::Error| {
-            Response::new_err(id.clone(), ErrorCode::InvalidParams as i32, format!("invalid parameters: {error}"))
-        };
-        match method.as_str() {
-            request::DocumentDiagnosticRequest::METHOD => {
-                match serde_json::from_value::<DocumentDiagnosticParams>(params) {
-                    Ok(params) => {
-                        let uri = params.text_document.uri;
-                        match self.document_report(&uri) {
-                            Some(report) => self.send(Response::new_ok(id, report)),
-                            None => self.pending_documents.push((id, uri)),
-                        }
-                    }
-                    Err(error) => self.send(invalid(error)),
-                }
-            }
-            request::WorkspaceDiagnosticRequest::METHOD => {
-                if self.all_current() && self.due.is_empty() {
-                    let report = self.workspace_report();
-                    self.send(Response::new_ok(id, report));
-                } else {
-                    self.pending_workspace.push(id);
-                }
-            }
-            request::CodeActionRequest::METHOD => match serde_json::from_value::<CodeActionParams>(params) {
-                Ok(params) if self.waits_for_lint(&params.text_document.uri) => {
-                    self.deferred.push((id, Deferred::CodeActions(params)));
-                }
-                Ok(params) => self.code_actions(id, params),
-                Err(error) => self.send(invalid(error)),
-            },
-            request::HoverRequest::METHOD => match serde_json::from_value::<HoverParams>(params) {
-                Ok(params) if self.waits_for_lint(&params.text_document_position_params.text_document.uri) => {
-                    self.deferred.push((id, Deferred::Hover(params)));
-                }
-                Ok(params) => self.hover(id, params),
-                Err(error) => self.send(invalid(error)),
-            },
-            request::ExecuteCommand::METHOD => match serde_json::from_value::<ExecuteCommandParams>(params) {
-                Ok(params) if params.command == SHOW_SETTINGS => {
-                    let argument = params.arguments.first();
-                    let text = argument
-                        .and_then(|argument| argument.get("uri").or(Some(argument)))
-                        .and_then(|value| value.as_str())
-                        .map(str::to_string);
-                    let path = text.and_then(|text| match text.parse::<Uri>() {
-                        Ok(uri) if text.contains(':') && !text.starts_with('/') => crate::uri::to_path(&uri),
-                        _ => Some(PathBuf::from(text)),
-                    });
-                    match path.filter(|path| path.is_absolute()) {
-                        Some(path) => {
-                            let _ = self.tasks.send(Task::ShowSettings { id, path });
-                        }
-                        None => self.send(Response::new_err(
-                            id,
-                            ErrorCode::InvalidParams as i32,
-                            format!("{SHOW_SETTINGS} takes a file URI or an absolute path"),
-                        )),
-                    }
-                }
-                Ok(params) => self.send(Response::new_err(
-                    id,
-                    ErrorCode::InvalidParams as i32,
-                    format!("unknown command `{}`", params.command),
-                )),
-                Err(error) => self.send(invalid(error)),
-            },
-            _ => {
-                self.send(Response::new_err(id, ErrorCode::MethodNotFound as i32, format!("unknown method `{method}`")))
-            }
-        }
-    }
-
-    /// Whether the document `uri` belongs to is a file whose current version is not linted yet. It will
-    /// be: every change schedules its root, and every lint answers each version it was given.
-    fn waits_for_lint(&self, uri: &Uri) -> bool {
-        let Some(owner) = self.documents.owner(uri) else { return false };
-        self.roots.contains_key(&owner) && self.current(&owner).is_none()
-    }
-
-    fn hover(&self, id: RequestId, params: HoverParams) {
-        let position = params.text_document_position_params;
-        let uri = position.text_document.uri;
-        let hover = self
-            .documents
-            .owner(&uri)
-            .and_then(|owner| self.current(&owner))
-            .and_then(|linted| crate::hover::hover(linted, &uri, position.position));
-        self.send(Response::new_ok(id, hover));
-    }
-
-    fn code_actions(&mut self, id: RequestId, params: CodeActionParams) {
-        let uri = params.text_document.uri;
-        let only = params.context.only.as_deref();
-        let Some(owner) = self.documents.owner(&uri) else {
-            self.send(Response::new_ok(id, Vec::<CodeActionOrCommand>::new()));
-            return;
-        };
-        // Quick fixes come from the findings of the current version; none while it is being linted.
-        let current = self.current(&owner);
-        let actions: Vec<CodeActionOrCommand> = match current {
-            Some(linted) => {
-                let allowed = if linted.unsafe_fixes { Applicability::Unsafe } else { Applicability::Safe };
-                let kind = self.snapshot(&owner).map_or(FileKind::Python, |snapshot| snapshot.kind);
-                code_actions::for_range(linted, kind, &uri, params.range, allowed, only)
-                    .into_iter()
-                    .map(CodeActionOrCommand::CodeAction)
-                    .collect()
-            }
-            None => Vec::new(),
-        };
-        // "Fix all" runs the fix engine on the text as it is now (an editor asks for it on save, right
-        // after the last change): when asked for or offered with the rest, unless the findings of the
-        // current version show nothing fixable. The settings' own `unsafe-fixes` is read on the worker.
-        let fixable = current
-            .is_none_or(|linted| linted.diagnostics.iter().any(|diagnostic| diagnostic.fixable(Applicability::Unsafe)));
-        let fix_all = code_actions::wanted(only, &lsp_types::CodeActionKind::from(FIX_ALL)) && fixable;
-        match (fix_all, self.snapshot(&owner), self.roots.get(&owner).cloned()) {
-            (true, Some(snapshot), Some(root)) if snapshot.cells.is_none() => {
-                let open = self.snapshots(&root);
-                let _ = self.tasks.send(Task::FixAll { id, snapshot, open, root, actions });
-            }
-            _ => self.send(Response::new_ok(id, actions)),
-        }
     }
 }
