@@ -31,9 +31,9 @@ pub mod worker;
 use lsp_server::Connection;
 use lsp_types::{
     CodeActionKind, CodeActionOptions, CodeActionProviderCapability, DiagnosticOptions, DiagnosticServerCapabilities,
-    ExecuteCommandOptions, HoverProviderCapability, Notebook, NotebookCellSelector, NotebookDocumentSyncOptions,
-    NotebookSelector, OneOf, PositionEncodingKind, SaveOptions, ServerCapabilities, TextDocumentSyncCapability,
-    TextDocumentSyncKind, TextDocumentSyncOptions, TextDocumentSyncSaveOptions,
+    ExecuteCommandOptions, HoverProviderCapability, Notebook, NotebookCellSelector, NotebookDocumentFilter,
+    NotebookDocumentSyncOptions, NotebookSelector, OneOf, PositionEncodingKind, SaveOptions, ServerCapabilities,
+    TextDocumentSyncCapability, TextDocumentSyncKind, TextDocumentSyncOptions, TextDocumentSyncSaveOptions,
 };
 
 use crate::position::Encoding;
@@ -140,10 +140,21 @@ fn server_capabilities(encoding: Encoding, pull: bool) -> ServerCapabilities {
             ..TextDocumentSyncOptions::default()
         })),
         notebook_document_sync: Some(OneOf::Left(NotebookDocumentSyncOptions {
-            notebook_selector: vec![NotebookSelector::ByCells {
-                notebook: Some(Notebook::String("jupyter-notebook".to_string())),
-                cells: vec![NotebookCellSelector { language: "python".to_string() }],
-            }],
+            // Jupyter notebooks, by type and by name.
+            notebook_selector: vec![
+                NotebookSelector::ByCells {
+                    notebook: Some(Notebook::String("jupyter-notebook".to_string())),
+                    cells: vec![NotebookCellSelector { language: "python".to_string() }],
+                },
+                NotebookSelector::ByCells {
+                    notebook: Some(Notebook::NotebookDocumentFilter(NotebookDocumentFilter::ByPattern {
+                        notebook_type: None,
+                        scheme: None,
+                        pattern: "**/*.ipynb".to_string(),
+                    })),
+                    cells: vec![NotebookCellSelector { language: "python".to_string() }],
+                },
+            ],
             save: Some(true),
         })),
         code_action_provider: Some(CodeActionProviderCapability::Options(CodeActionOptions {

@@ -273,7 +273,9 @@ fn a_notebook_is_linted_as_check_lints_it_with_findings_in_their_cells() {
     let root = root();
     let file = "fixtures/notebooks/train_churn.ipynb";
     let (mut client, result) = LspClient::initialized(&root, push_client(), json!({}));
-    assert_eq!(result["capabilities"]["notebookDocumentSync"]["notebookSelector"][0]["notebook"], "jupyter-notebook");
+    let selector = &result["capabilities"]["notebookDocumentSync"]["notebookSelector"];
+    assert_eq!(selector[0]["notebook"], "jupyter-notebook");
+    assert_eq!(selector[1]["notebook"]["pattern"], "**/*.ipynb");
     let (params, cells) = notebook_open_params(&root.join(file));
     client.notify("notebookDocument/didOpen", params);
     let mut served = Vec::new();
