@@ -1,11 +1,12 @@
-//! The command line: `check`, `rule`, `config`, `admission`, `audit`, `runtime`, `exec`, `completion`.
+//! The command line: `check`, `rule`, `config`, `admission`, `audit`, `server`, `runtime`, `exec`,
+//! `completion`.
 
 use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser, Subcommand};
 
 use crate::color::ColorChoice;
-use crate::commands::{admission, audit, check, config, rule};
+use crate::commands::{admission, audit, check, config, rule, server};
 use capslint_pod as runtime;
 
 /// capslint: stop CPU oversubscription before it reaches a cluster.
@@ -35,6 +36,8 @@ pub enum Command {
     Admission(admission::AdmissionArgs),
     /// Check a running cluster's objects (`kubectl get ... -A -o json` output) against the manifest rules.
     Audit(audit::AuditArgs),
+    /// Run the language server on standard input and output: findings, fixes and rule help in the editor.
+    Server(server::ServerArgs),
     /// Inside a pod: compare the thread caps and the loaded thread pools with the CPU limit.
     Runtime(runtime::RuntimeArgs),
     /// Set every thread cap from the pod's CPU limit, then replace this process with CMD (or, with
@@ -86,6 +89,11 @@ pub fn main() -> ExitCode {
         Command::Audit(args) => {
             std::panic::set_hook(Box::new(|_| {}));
             run_in_pool(|| audit::run(args))
+        }
+        Command::Server(args) => {
+            // A panic while checking one document becomes its diagnostic; do not also print it raw.
+            std::panic::set_hook(Box::new(|_| {}));
+            server::run(args)
         }
         Command::Runtime(args) => {
             let mut args = args.clone();

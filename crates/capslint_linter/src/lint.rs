@@ -77,6 +77,20 @@ pub fn check_inputs(inputs: Vec<Input>) -> RunResult {
     combine(check_each(inputs, &project), &scanned)
 }
 
+/// [`check_inputs`] for documents an editor holds, their text in memory (`contents`): the directories of
+/// the YAML ones are where kustomizations are looked for, as they are for YAML files read from disk (the
+/// cross-file readers see the documents' text when it is recorded as edited,
+/// [`capslint_workspace::edited`]).
+pub fn check_documents(inputs: Vec<Input>) -> RunResult {
+    let scanned: Vec<k8s::ScannedYaml> = inputs
+        .iter()
+        .filter(|input| input.kind == FileKind::Yaml)
+        .map(|input| k8s::ScannedYaml { path: input.path.clone(), settings: Arc::clone(&input.settings) })
+        .collect();
+    let project = project_index(&inputs);
+    combine(check_each(inputs, &project), &scanned)
+}
+
 /// The modules that imported names resolve through, read on demand (within the run's roots) and shared by
 /// every file of `inputs`.
 pub fn project_index(inputs: &[Input]) -> ProjectIndex {

@@ -5,3 +5,4 @@ pub mod audit;
 pub mod check;
 pub mod config;
 pub mod rule;
+pub mod server;

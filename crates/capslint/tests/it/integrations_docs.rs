@@ -531,8 +531,16 @@ fn every_snippet_parses_and_every_capslint_command_runs() {
                     .unwrap_or_else(|error| panic!("{what}: {error}"));
             }
             "text" => {}
+            "lua" => {
+                // The Neovim set-up, run in a headless Neovim by the `server_clients` tests.
+                let tested = std::fs::read_to_string(root().join("tests/editors/capslint.lua")).unwrap();
+                assert_eq!(block.text.trim_end(), tested.trim_end(), "{what}: not tests/editors/capslint.lua");
+            }
             other => {
-                panic!("{what}: a block in `{other}` cannot be checked; use sh, yaml, toml, json, dockerfile or text")
+                panic!(
+                    "{what}: a block in `{other}` cannot be checked; use sh, yaml, toml, json, dockerfile, text or \
+                     lua (the tested Neovim set-up)"
+                )
             }
         }
     }

@@ -48,5 +48,7 @@ mod runtime_init;
 mod runtime_ml_stack;
 mod runtime_probe;
 mod runtime_watch;
+mod server;
+mod server_clients;
 mod workspace_layout;
 mod yaml_corpus;

@@ -10,6 +10,7 @@ use crate::support::root;
 const ORDER: &[&str] = &[
     "capslint",
     "capslint_admission",
+    "capslint_server",
     "capslint_linter",
     "capslint_python",
     "capslint_manifests",

@@ -109,8 +109,9 @@ pub fn run(inputs: Vec<Input>, unread: Vec<String>) -> ExitCode {
 }
 
 /// One edit per line that has findings: a new comment at the end of the line, or the codes added to the
-/// suppression comment already there. Lines whose end is inside a string are skipped.
-fn comment_edits(text: &str, kind: FileKind, diagnostics: &[&Diagnostic]) -> Vec<Edit> {
+/// suppression comment already there. Lines whose end is inside a string are skipped. `text` is the
+/// checked text of the diagnostics' file, Python (a notebook's cells too) or YAML.
+pub fn comment_edits(text: &str, kind: FileKind, diagnostics: &[&Diagnostic]) -> Vec<Edit> {
     let mut lines: BTreeMap<usize, Vec<&'static str>> = BTreeMap::new();
     for diagnostic in diagnostics {
         let start = usize::from(diagnostic.finding.range.start()).min(text.len());

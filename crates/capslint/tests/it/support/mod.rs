@@ -1,7 +1,8 @@
 //! Shared by every integration test: the repository and the binary under test, commands that run the
 //! binary with an environment no outer CI system leaks into, temporary projects and sample texts.
 //!
-//! [`lint`] lints through the library and reads the fixtures' `# expect:` markers; [`runtime`] holds what
+//! [`lint`] lints through the library and reads the fixtures' `# expect:` markers; [`lsp`] drives
+//! `capslint server` over its standard input and output; [`runtime`] holds what
 //! the `capslint runtime` and `capslint exec` tests need (fixture trees, the test interpreter, real CPU
 //! cgroups), and [`processes`] how they watch what they start (markers, PID namespaces). The distribution's tests share [`tools`] (pinned tools from PyPI, and how their tests skip),
 //! [`wheel`] (the wheel, built once), [`elf`] (the glibc versions a binary needs) and [`repository`]
@@ -10,6 +11,7 @@
 
 mod elf;
 mod lint;
+mod lsp;
 mod processes;
 mod repository;
 mod runtime;
@@ -19,6 +21,7 @@ mod wheel;
 
 pub use elf::*;
 pub use lint::*;
+pub use lsp::*;
 pub use processes::*;
 pub use repository::*;
 pub use runtime::*;
