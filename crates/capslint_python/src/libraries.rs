@@ -66,12 +66,28 @@ const CANONICAL_PREFIXES: &[(&str, &str)] = &[
 
 /// The canonical spelling of a qualified name (see [`CANONICAL_PREFIXES`]).
 pub fn canonical(qualified: &str) -> std::borrow::Cow<'_, str> {
-    for (prefix, replacement) in CANONICAL_PREFIXES {
+    let package = qualified.split('.').next().unwrap_or(qualified);
+    for (prefix, replacement) in canonical_prefixes_of(package) {
         if let Some(rest) = qualified.strip_prefix(prefix) {
             return std::borrow::Cow::Owned(format!("{replacement}{rest}"));
         }
     }
     std::borrow::Cow::Borrowed(qualified)
+}
+
+/// The [`CANONICAL_PREFIXES`] under the top-level package `package`, in their order: every prefix names
+/// a package and a dot, so only those can start a name of that package.
+fn canonical_prefixes_of(package: &str) -> &'static [(&'static str, &'static str)] {
+    static BY_PACKAGE: std::sync::OnceLock<rustc_hash::FxHashMap<&str, Vec<(&str, &str)>>> = std::sync::OnceLock::new();
+    let by_package = BY_PACKAGE.get_or_init(|| {
+        let mut by_package: rustc_hash::FxHashMap<&str, Vec<(&str, &str)>> = rustc_hash::FxHashMap::default();
+        for &(prefix, replacement) in CANONICAL_PREFIXES {
+            let package = prefix.split('.').next().unwrap_or(prefix);
+            by_package.entry(package).or_default().push((prefix, replacement));
+        }
+        by_package
+    });
+    by_package.get(package).map_or(&[], Vec::as_slice)
 }
 
 /// Keyword arguments that receive a worker or thread count (CAP105).
@@ -711,6 +727,20 @@ pub fn is_interesting_attribute(attribute: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Canonical names are looked up by their package: every prefix must name one and a dot.
+    #[test]
+    fn every_canonical_prefix_names_a_package_and_is_found_by_it() {
+        for (prefix, replacement) in CANONICAL_PREFIXES {
+            assert!(prefix.contains('.'), "{prefix}");
+            let name = format!("{prefix}x");
+            let expected = format!("{replacement}x");
+            // An earlier prefix of the same package may match first; it must rewrite the name too.
+            assert_ne!(canonical(&name), std::borrow::Cow::Borrowed(name.as_str()), "{prefix} -> {expected}");
+        }
+        assert_eq!(canonical("sklearn.utils.parallel.Parallel"), "joblib.Parallel");
+        assert_eq!(canonical("sklearnx.utils.parallel.Parallel"), "sklearnx.utils.parallel.Parallel");
+    }
 
     /// Every callee a rule matches must pass the attribute filter, or the rule would never see it.
     #[test]
