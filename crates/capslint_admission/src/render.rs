@@ -94,14 +94,7 @@ impl Writer {
                     self.text.push('\n');
                     self.sequence(inner, indent + 2);
                 }
-                scalar => {
-                    self.text.push(' ');
-                    let at = self.offset();
-                    self.scalar(scalar);
-                    let end = self.offset();
-                    self.spans.push((TextRange::new(at, end), self.pointer.clone()));
-                    self.text.push('\n');
-                }
+                scalar => self.inline_scalar(scalar),
             }
             self.pointer.truncate(base);
         }
@@ -120,15 +113,18 @@ impl Writer {
                 self.text.push('\n');
                 self.sequence(items, indent);
             }
-            scalar => {
-                self.text.push(' ');
-                let at = self.offset();
-                self.scalar(scalar);
-                let end = self.offset();
-                self.spans.push((TextRange::new(at, end), self.pointer.clone()));
-                self.text.push('\n');
-            }
+            scalar => self.inline_scalar(scalar),
         }
+    }
+
+    /// A scalar written after its key or dash, with its span, ending the line.
+    fn inline_scalar(&mut self, scalar: &Value) {
+        self.text.push(' ');
+        let at = self.offset();
+        self.scalar(scalar);
+        let end = self.offset();
+        self.spans.push((TextRange::new(at, end), self.pointer.clone()));
+        self.text.push('\n');
     }
 
     fn key(&mut self, key: &str) {

@@ -84,16 +84,7 @@ impl<'m, 'a> Resolver<'m, 'a> {
     /// the calls that bind them. Its memo starts empty: values computed under other bindings differ.
     #[must_use]
     pub fn with_frames(&self, frames: Rc<CallFrames<'a>>) -> Self {
-        Resolver {
-            model: self.model,
-            project: self.project,
-            caps: self.caps,
-            budget: self.budget,
-            values: RefCell::default(),
-            names: RefCell::default(),
-            cut: RefCell::default(),
-            frames: Some(frames),
-        }
+        Resolver { frames: Some(frames), ..self.at_module() }
     }
 
     /// A resolver of the same module outside every call followed: what the module's own walk sees.
