@@ -6,7 +6,7 @@
 //! node's CPUs or the affinity mask exceed the limit, the ones that read the quota (polars, rayon) do
 //! not. `capslint runtime` reports these pools and judges them against the limit. The libraries come
 //! from `scripts/test-setup` (`.venv-test-ml`; TensorFlow in `.venv-test-tensorflow`, only with
-//! `--tensorflow`).
+//! `--tensorflow`; PyTorch in `.venv-test-torch`, only with `--torch`).
 
 use std::path::PathBuf;
 use std::process::Output;
@@ -18,19 +18,25 @@ use crate::support::*;
 /// The measured call, run with `python -c`: prints `{library, version, reported, pools}`.
 const WORKLOAD: &str = include_str!("support/ml_pools.py");
 
+/// The libraries `scripts/test-setup` installs only when asked (`--tensorflow`, `--torch`), each in an
+/// environment of its own: the module, the variable naming its interpreter, the environment.
+const OPTIONAL: &[(&str, &str, &str)] = &[
+    ("tensorflow", "CAPSLINT_TEST_TENSORFLOW_PYTHON", ".venv-test-tensorflow"),
+    ("torch", "CAPSLINT_TEST_TORCH_PYTHON", ".venv-test-torch"),
+];
+
 /// The ML environment's interpreter: `CAPSLINT_TEST_ML_PYTHON`, else `.venv-test-ml/bin/python`;
-/// for TensorFlow `CAPSLINT_TEST_TENSORFLOW_PYTHON`, else `.venv-test-tensorflow/bin/python`.
+/// for an [`OPTIONAL`] library its own variable, else its own environment.
 fn ml_python(module: &str) -> PathBuf {
-    let (variable, venv) = if module == "tensorflow" {
-        ("CAPSLINT_TEST_TENSORFLOW_PYTHON", ".venv-test-tensorflow")
-    } else {
-        ("CAPSLINT_TEST_ML_PYTHON", ".venv-test-ml")
-    };
+    let (variable, venv) = OPTIONAL
+        .iter()
+        .find(|(optional, ..)| *optional == module)
+        .map_or(("CAPSLINT_TEST_ML_PYTHON", ".venv-test-ml"), |(_, variable, venv)| (*variable, *venv));
     std::env::var_os(variable).map_or_else(|| root().join(venv).join("bin/python"), PathBuf::from)
 }
 
-/// The interpreter that has `module`, or `None` once the test is skipped: TensorFlow is optional
-/// (a skip that never fails), the rest is what `scripts/test-setup` installs (a skip that fails under
+/// The interpreter that has `module`, or `None` once the test is skipped: the [`OPTIONAL`] libraries
+/// are a skip that never fails, the rest is what `scripts/test-setup` installs (a skip that fails under
 /// `CAPSLINT_REQUIRE_REAL_CGROUP=1`).
 fn python_with(module: &str) -> Option<PathBuf> {
     let python = ml_python(module);
@@ -42,8 +48,8 @@ fn python_with(module: &str) -> Option<PathBuf> {
     if found {
         return Some(python);
     }
-    if module == "tensorflow" {
-        skip_inapplicable("tensorflow is not installed (run scripts/test-setup --tensorflow)");
+    if OPTIONAL.iter().any(|(optional, ..)| *optional == module) {
+        skip_inapplicable(&format!("{module} is not installed (run scripts/test-setup --{module})"));
     } else {
         skip(&format!("{module} is not installed for {} (run scripts/test-setup)", python.display()));
     }
@@ -132,6 +138,61 @@ fn tokenizers_rayon_pool_stays_within_the_limit_under_exec() {
 #[test]
 fn tensorflow_pools_stay_within_the_limit_under_exec() {
     check("tensorflow", true);
+}
+
+#[test]
+fn torch_intra_op_pool_stays_within_the_limit_under_exec() {
+    check("torch", false);
+    // torch sizes its intra-op pool from the affinity mask when no variable is set: the measurement
+    // above would have seen a pool beyond the limit.
+    let Some(python) = python_with("torch") else { return };
+    if affinity_cpus() < 2 {
+        return skip_inapplicable("torch: one CPU in the affinity mask, so no default pool exceeds the limit");
+    }
+    let _serial = REAL_CGROUP_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let cgroup = match TestCgroup::create(100_000, 100_000) {
+        Ok(cgroup) => cgroup,
+        Err(why) => return skip(&why),
+    };
+    let output = cgroup.command(python.to_str().unwrap(), &["-c", WORKLOAD, "torch"], &[]).output().unwrap();
+    let bare = report(&output, "torch without any cap");
+    let (pool, reported) = largest(&bare);
+    assert!(pool > 1 && reported > 1, "torch without any cap stayed within the limit: {bare}");
+}
+
+#[test]
+fn runtime_judges_torchs_intra_op_pool_and_lists_its_inter_op_pool() {
+    let Some(python) = python_with("torch") else { return };
+    if affinity_cpus() < 2 {
+        return skip_inapplicable("one CPU in the affinity mask: no torch pool exceeds a limit of 1");
+    }
+    let runtime = |vars: Vec<(&'static str, String)>| {
+        let mut vars = vars;
+        vars.push(("CPU_LIMIT", "1".to_owned()));
+        let mut command = clean_command(binary(), &vars);
+        command.args(["runtime", "--format", "json", "--import", "torch", "--python"]).arg(&python);
+        command.args(root_args("v2-namespace"));
+        json(&command.output().unwrap())
+    };
+    let size = |report: &Value, pool: &str| {
+        let pools = report["library_pools"].as_array().expect("library_pools");
+        pools.iter().find(|p| p["library"] == "torch" && p["pool"] == pool).and_then(|p| p["num_threads"].as_u64())
+    };
+    let cpus = affinity_cpus() as u64;
+    // ADR-0096's five caps bound the intra-op pool; the inter-op pool follows the affinity mask, which
+    // no variable changes, and is listed without a verdict.
+    let report = runtime(safe_caps(1));
+    assert_eq!(size(&report, "intra-op"), Some(1), "{report}");
+    assert_eq!(size(&report, "inter-op"), Some(cpus), "{report}");
+    assert!(reasons(&report).iter().all(|reason| reason != "cap_ineffective"), "{report}");
+    assert!(!report["verdicts"].to_string().contains("inter-op"), "{report}");
+    // torch reads MKL_NUM_THREADS before OMP_NUM_THREADS, and sizes libgomp's pool from it: a cap of 1
+    // in OMP_NUM_THREADS does not hold, and runtime says which pool ignores it.
+    let report = runtime(with(safe_caps(1), &[("MKL_NUM_THREADS", Some("2"))]));
+    assert_eq!(size(&report, "intra-op"), Some(2), "{report}");
+    let verdicts = report["verdicts"].to_string();
+    assert!(verdicts.contains("MKL_NUM_THREADS=2 above the limit of 1"), "{report}");
+    assert!(verdicts.contains("runs 2 threads although OMP_NUM_THREADS=1"), "{report}");
 }
 
 #[test]

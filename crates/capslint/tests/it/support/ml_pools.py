@@ -160,7 +160,21 @@ def tensorflow_call():
     return tensorflow.__version__, reported, {"inter-op": inter, "intra-op": intra}
 
 
+def torch_call():
+    import torch
+
+    # The intra-op pool (OpenMP here) starts with the first parallel operation: filling the matrix.
+    with Monitor() as seen:
+        matrix = torch.ones((1024, 1024))
+        for _ in range(10):
+            torch.mm(matrix, matrix)
+    reported = {"torch.get_num_threads()": torch.get_num_threads()}
+    # The intra-op pool counts the calling thread.
+    return torch.__version__, reported, {"intra-op": seen.started() + 1}
+
+
 CALLS = {
+    "torch": torch_call,
     "numba": numba_call,
     "polars": polars_call,
     "onnxruntime": onnxruntime_call,
