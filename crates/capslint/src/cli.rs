@@ -121,11 +121,43 @@ fn configured_limit_env() -> Option<String> {
 }
 
 /// Runs `work` on a thread pool whose threads have deep stacks, so deeply nested input is parsed and
-/// walked without overflowing.
+/// walked without overflowing. The work ends the process when it is done (`check`, `audit`), so the
+/// memory it frees is kept ([`keep_freed_memory`]).
 fn run_in_pool(work: impl FnOnce() -> ExitCode + Send) -> ExitCode {
     const STACK_BYTES: usize = 256 * 1024 * 1024;
+    keep_freed_memory();
     match rayon::ThreadPoolBuilder::new().stack_size(STACK_BYTES).build() {
         Ok(pool) => pool.install(work),
         Err(_) => work(),
+    }
+}
+
+/// Keeps the memory the allocator frees for reuse until the process ends, instead of returning it to the
+/// system a few pages at a time: each return is a `madvise` and a TLB flush on every thread of the pool
+/// (about 250 in a run over a thousand files). Only for the commands that end when their work is done,
+/// never for the servers.
+fn keep_freed_memory() {
+    // SAFETY: `mi_option_set` stores the option's value, which mimalloc reads at its next purge.
+    unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, -1) }
+}
+
+/// `mi_option_purge_delay` of `mimalloc.h` (v2 and v3), which the Rust bindings do not name: how long
+/// freed memory waits before it is returned to the system, in milliseconds (1000 in v3), or never (-1).
+const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_purge_delay_option_is_the_one_set() {
+        // SAFETY: reading an option has no precondition.
+        let read = || unsafe { libmimalloc_sys::mi_option_get(MI_OPTION_PURGE_DELAY) };
+        // mimalloc v3's default, which its neighbours in the enumeration do not have.
+        if std::env::var_os("MIMALLOC_PURGE_DELAY").is_none() {
+            assert_eq!(read(), 1000);
+        }
+        keep_freed_memory();
+        assert_eq!(read(), -1);
     }
 }
