@@ -99,7 +99,6 @@ const PREFILTER_BASE_WORDS: &[&str] = &[
     "setNumThreads",
     "op_num_threads",
     "InferenceSession",
-    "n_process",
     "num_cpus",
     "n_workers",
     "threads_per_worker",
@@ -113,17 +112,27 @@ const PREFILTER_BASE_WORDS: &[&str] = &[
     "CAP2",
 ];
 
+/// Words the rules read only as a whole name (spaCy's `n_process` keyword, or a dict key): a file holds
+/// one only where it does not end a longer name (`gaussian_process` is not one).
+pub const PREFILTER_WHOLE_NAMES: &[&str] = &["n_process"];
+
 /// Pairs of words that let a file through when both appear: a pod-operator subclass that another module
 /// of the project defines goes by any `...Operator` name, and Airflow takes an operator's arguments as
 /// keywords only (positional ones raise), so its call writes `task_id`.
 pub const PREFILTER_WORD_PAIRS: &[(&str, &str)] = &[("Operator", "task_id")];
 
-/// The words without which no CAP1xx rule can fire: a file containing none of them (and neither pair of
-/// [`PREFILTER_WORD_PAIRS`]) is never parsed.
+/// The words without which no CAP1xx rule can fire: a file containing none of them (a word of
+/// [`PREFILTER_WHOLE_NAMES`] counts only where it does not continue a name), and neither pair of
+/// [`PREFILTER_WORD_PAIRS`], is never parsed.
 /// Environment writes matter only for a load-time variable (CAP106), whose name must be a string literal in
 /// the file, or for a CPU count (CAP105: `cpu_count`), so the variable names stand in for `environ`.
 pub fn prefilter_words() -> Vec<&'static str> {
-    PREFILTER_BASE_WORDS.iter().copied().chain(capslint_cpu::thread_variables::read_at_load()).collect()
+    PREFILTER_BASE_WORDS
+        .iter()
+        .chain(PREFILTER_WHOLE_NAMES)
+        .copied()
+        .chain(capslint_cpu::thread_variables::read_at_load())
+        .collect()
 }
 
 /// Visits what a `def` evaluates in the enclosing scope, when the definition runs: its decorators and

@@ -10,66 +10,99 @@ use std::sync::OnceLock;
 use aho_corasick::AhoCorasick;
 
 /// A multi-pattern substring search, in one pass: SIMD (Teddy) where the CPU has it, an automaton
-/// otherwise. It matches a text that contains any of its words, or both words of one of its pairs.
+/// otherwise. It matches a text that contains any of its words, one of its whole names (a word not
+/// preceded by a name's character), or both words of one of its pairs.
 pub struct WordSearch {
     packed: Option<aho_corasick::packed::Searcher>,
     automaton: AhoCorasick,
-    /// How many patterns are single words; the pairs' words follow them.
-    singles: usize,
-    /// The pairs, as pattern indexes.
-    pairs: Vec<(usize, usize)>,
+    /// What a match of each pattern means, by pattern index.
+    roles: Vec<Role>,
+}
+
+/// What a match of one pattern of a [`WordSearch`] means.
+#[derive(Debug, Clone, Copy)]
+enum Role {
+    /// The text matches.
+    Word,
+    /// The text matches where the match does not continue a name (`n_process`, not `gaussian_process`).
+    WholeName,
+    /// One word of a pair, by its bit: the text matches once both bits of a pair are seen.
+    PairWord(u32),
 }
 
 impl WordSearch {
     /// A search for any of `words`.
     pub fn new(words: &[&str]) -> Self {
-        Self::with_pairs(words, &[])
+        Self::with_pairs(words, &[], &[])
     }
 
-    /// A search for any of `words`, or both words of one of `pairs`.
-    pub fn with_pairs(words: &[&str], pairs: &[(&str, &str)]) -> Self {
-        let mut patterns: Vec<&str> = words.to_vec();
-        let mut indexes = Vec::new();
-        for (first, second) in pairs {
+    /// A search for any of `words`, any of `whole_names` where it does not continue a name, or both
+    /// words of one of `pairs`.
+    pub fn with_pairs(words: &[&str], whole_names: &[&str], pairs: &[(&str, &str)]) -> Self {
+        assert!(pairs.len() * 2 <= 64, "pair words fit the bit set of a search");
+        let mut patterns: Vec<&str> = Vec::new();
+        let mut roles = Vec::new();
+        patterns.extend(words);
+        roles.extend(words.iter().map(|_| Role::Word));
+        patterns.extend(whole_names);
+        roles.extend(whole_names.iter().map(|_| Role::WholeName));
+        for (index, (first, second)) in pairs.iter().enumerate() {
             patterns.extend([*first, *second]);
-            indexes.push((patterns.len() - 2, patterns.len() - 1));
+            roles.extend([Role::PairWord(2 * index as u32), Role::PairWord(2 * index as u32 + 1)]);
         }
-        assert!(patterns.len() - words.len() <= 64, "pair words fit the bit set of a search");
         WordSearch {
             packed: aho_corasick::packed::Searcher::new(patterns.iter().copied()),
             automaton: AhoCorasick::new(&patterns).expect("prefilter words are valid patterns"),
-            singles: words.len(),
-            pairs: indexes,
+            roles,
         }
     }
 
-    /// Whether `text` contains any of the words, or both words of a pair.
-    pub fn is_match(&self, text: &str) -> bool {
-        if self.pairs.is_empty() {
-            return match &self.packed {
-                Some(packed) => packed.find(text).is_some(),
-                None => self.automaton.is_match(text),
-            };
-        }
-        let mut seen = 0u64;
-        let mut completes = |pattern: usize| {
-            if pattern < self.singles {
-                return true;
-            }
-            seen |= 1 << (pattern - self.singles);
-            let has = |index: usize| seen & (1 << (index - self.singles)) != 0;
-            self.pairs.iter().any(|&(first, second)| has(first) && has(second))
-        };
+    /// The leftmost match in `text` at or after `from`.
+    fn find_from(&self, text: &str, from: usize) -> Option<aho_corasick::Match> {
+        let span = aho_corasick::Span { start: from, end: text.len() };
         match &self.packed {
-            Some(packed) => packed.find_iter(text).any(|found| completes(found.pattern().as_usize())),
-            None => self.automaton.find_iter(text).any(|found| completes(found.pattern().as_usize())),
+            Some(packed) => packed.find_in(text, span),
+            None => self.automaton.find(aho_corasick::Input::new(text).span(span)),
         }
     }
+
+    /// Whether `text` contains any of the words, a whole name, or both words of a pair.
+    pub fn is_match(&self, text: &str) -> bool {
+        let mut seen = 0u64;
+        let mut from = 0;
+        while let Some(found) = self.find_from(text, from) {
+            from = found.end();
+            match self.roles[found.pattern().as_usize()] {
+                Role::Word => return true,
+                Role::WholeName if !continues_a_name(text.as_bytes(), found.start()) => return true,
+                // Another word may start inside this one.
+                Role::WholeName => from = found.start() + 1,
+                Role::PairWord(bit) => {
+                    seen |= 1 << bit;
+                    let pair = 0b11 << (bit & !1);
+                    if seen & pair == pair {
+                        return true;
+                    }
+                }
+            }
+        }
+        false
+    }
+}
+
+/// Whether the byte before `at` is one a Python name holds (a letter, a digit, `_`, or part of a
+/// non-ASCII character), so that a word found at `at` continues that name.
+fn continues_a_name(bytes: &[u8], at: usize) -> bool {
+    at > 0 && (bytes[at - 1].is_ascii_alphanumeric() || bytes[at - 1] == b'_' || bytes[at - 1] >= 0x80)
 }
 
 fn python_prefilter() -> &'static WordSearch {
     static SEARCH: OnceLock<WordSearch> = OnceLock::new();
-    SEARCH.get_or_init(|| WordSearch::with_pairs(&crate::prefilter_words(), crate::PREFILTER_WORD_PAIRS))
+    SEARCH.get_or_init(|| {
+        let words: Vec<&str> =
+            crate::prefilter_words().into_iter().filter(|word| !crate::PREFILTER_WHOLE_NAMES.contains(word)).collect();
+        WordSearch::with_pairs(&words, crate::PREFILTER_WHOLE_NAMES, crate::PREFILTER_WORD_PAIRS)
+    })
 }
 
 /// The names of the prefilter words that end with a call's `(` (`kubernetes(`), which Python also reads
@@ -173,12 +206,28 @@ mod tests {
 
     #[test]
     fn a_pair_matches_only_with_both_words_in_any_order() {
-        let search = WordSearch::with_pairs(&["alpha"], &[("beta", "gamma")]);
+        let search = WordSearch::with_pairs(&["alpha"], &[], &[("beta", "gamma")]);
         assert!(search.is_match("gamma then beta"));
         assert!(search.is_match("beta, gamma"));
         assert!(!search.is_match("beta beta beta"));
         assert!(!search.is_match("gamma"));
         assert!(search.is_match("alpha"));
+    }
+
+    #[test]
+    fn a_whole_name_matches_only_where_it_does_not_continue_a_name() {
+        let search = WordSearch::with_pairs(&["alpha"], &["n_process"], &[]);
+        assert!(!search.is_match("from sklearn import gaussian_process\n"));
+        assert!(!search.is_match("x.gaussian_process_n_process_é_n_process"));
+        assert!(search.is_match("nlp.pipe(texts, n_process=-1)"));
+        assert!(search.is_match("{\"n_process\": -1}"));
+        assert!(search.is_match("n_process = 2"));
+        // A match rejected at one place does not hide one that starts inside it or after it.
+        assert!(search.is_match("gaussian_process(n_process=2)"));
+        assert!(may_have_findings("nlp.pipe(texts, n_process=-1)\n"));
+        assert!(!may_have_findings("from sklearn.gaussian_process import GaussianProcessRegressor\n"));
+        // Spelled indirectly, it is still found.
+        assert!(may_have_findings("nlp.pipe(texts, **{\"n_\" \"process\": -1})\n"));
     }
 
     #[test]
