@@ -13,9 +13,10 @@ use capslint_admission::policy::{Mode, Policy};
 use capslint_admission::server::{self, ServerOptions};
 use capslint_admission::verdict::Checker;
 use capslint_admission::webhook::Webhook;
-use capslint_workspace::config::{AdmissionOptions, ConfigFile};
-use capslint_workspace::settings::{ConfigSource, Overrides, SettingsResolver};
+use capslint_workspace::config::AdmissionOptions;
+use capslint_workspace::settings::{ConfigSource, SettingsResolver};
 
+use crate::commands::settings_args::{ConfigChoice, RuleSelection};
 use crate::error_report::render_error;
 
 /// Arguments of `capslint admission`.
@@ -45,21 +46,10 @@ pub struct AdmissionArgs {
     /// Check pods that a controller owns too (by default they are checked through their owner).
     #[arg(long)]
     pub check_owned_pods: bool,
-    /// Use this configuration file instead of searching for one from the working directory.
-    #[arg(long, value_name = "PATH")]
-    pub config: Option<PathBuf>,
-    /// Ignore every configuration file.
-    #[arg(long, conflicts_with = "config")]
-    pub isolated: bool,
-    /// Rules to run instead of the configured ones (codes, prefixes such as `CAP2`, names, `ALL`).
-    #[arg(long, value_delimiter = ',', value_name = "RULES")]
-    pub select: Option<Vec<String>>,
-    /// Rules to run in addition to the selection.
-    #[arg(long, value_delimiter = ',', value_name = "RULES")]
-    pub extend_select: Vec<String>,
-    /// Rules not to run.
-    #[arg(long, value_delimiter = ',', value_name = "RULES")]
-    pub ignore: Vec<String>,
+    #[command(flatten)]
+    pub settings: ConfigChoice,
+    #[command(flatten)]
+    pub rules: RuleSelection,
     /// The largest request body read, in bytes; a larger one is answered 413.
     #[arg(long, value_name = "BYTES", default_value_t = server::MAX_BODY_BYTES)]
     pub max_body_bytes: usize,
@@ -96,21 +86,15 @@ pub fn run(args: &AdmissionArgs) -> ExitCode {
 
 fn serve(args: &AdmissionArgs) -> Result<(), String> {
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
-    let config = config_file(args, &cwd)?;
+    let config = args.settings.file_for(&cwd).map_err(|error| error.to_string())?;
     let table = config.as_ref().and_then(|config| config.options.admission.clone()).unwrap_or_default();
     let base = config.as_ref().and_then(|config| config.path.parent().map(Path::to_path_buf)).unwrap_or(cwd.clone());
-    let source = match (args.isolated, config) {
+    let source = match (args.settings.isolated, config) {
         (true, _) => ConfigSource::Isolated,
         (false, Some(config)) => ConfigSource::Explicit(Box::new(config)),
         (false, None) => ConfigSource::Isolated,
     };
-    let overrides = Overrides {
-        select: args.select.clone(),
-        extend_select: args.extend_select.clone(),
-        ignore: args.ignore.clone(),
-        ..Overrides::default()
-    };
-    let resolver = SettingsResolver::new(source, overrides, cwd).map_err(|error| render_error(&error))?;
+    let resolver = SettingsResolver::new(source, args.rules.overrides(), cwd).map_err(|error| render_error(&error))?;
     let policy = policy(args, &table)?;
     let addr = match (args.addr, &table.addr) {
         (Some(addr), _) => addr,
@@ -136,21 +120,6 @@ fn serve(args: &AdmissionArgs) -> Result<(), String> {
     // A panic while checking one object becomes that request's error; do not also print it raw.
     std::panic::set_hook(Box::new(|_| {}));
     server::run(options, webhook)
-}
-
-/// The configuration file: `--config`, else the one that applies to the working directory.
-fn config_file(args: &AdmissionArgs, cwd: &Path) -> Result<Option<ConfigFile>, String> {
-    if args.isolated {
-        return Ok(None);
-    }
-    match &args.config {
-        Some(path) => match ConfigFile::load(path) {
-            Ok(Some(config)) => Ok(Some(config)),
-            Ok(None) => Err(format!("{}: no [tool.capslint] table", path.display())),
-            Err(error) => Err(render_error(&error)),
-        },
-        None => capslint_workspace::config::discover(cwd).map_err(|error| render_error(&error)),
-    }
 }
 
 fn policy(args: &AdmissionArgs, table: &AdmissionOptions) -> Result<Policy, String> {

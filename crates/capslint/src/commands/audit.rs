@@ -10,9 +10,9 @@ use capslint_admission::audit::{self, MAX_LISTING_BYTES};
 use capslint_linter::lint;
 use capslint_linter::report::terminal::escape_name;
 use capslint_linter::report::{self, OutputFormat, ReportContext, Style};
-use capslint_workspace::config::ConfigFile;
-use capslint_workspace::settings::{ConfigSource, Overrides, SettingsResolver};
+use capslint_workspace::settings::SettingsResolver;
 
+use crate::commands::settings_args::{ConfigChoice, RuleSelection};
 use crate::error_report::render_error;
 
 /// Arguments of `capslint audit`.
@@ -25,21 +25,10 @@ pub struct AuditArgs {
     /// How to print findings [default: `full`].
     #[arg(long, value_enum, value_name = "FORMAT")]
     pub output_format: Option<OutputFormat>,
-    /// Rules to run instead of the configured ones (codes, prefixes such as `CAP2`, names, `ALL`).
-    #[arg(long, value_delimiter = ',', value_name = "RULES")]
-    pub select: Option<Vec<String>>,
-    /// Rules to run in addition to the selection.
-    #[arg(long, value_delimiter = ',', value_name = "RULES")]
-    pub extend_select: Vec<String>,
-    /// Rules not to run.
-    #[arg(long, value_delimiter = ',', value_name = "RULES")]
-    pub ignore: Vec<String>,
-    /// Use this configuration file instead of searching for one from the working directory.
-    #[arg(long, value_name = "PATH")]
-    pub config: Option<PathBuf>,
-    /// Ignore every configuration file.
-    #[arg(long, conflicts_with = "config")]
-    pub isolated: bool,
+    #[command(flatten)]
+    pub rules: RuleSelection,
+    #[command(flatten)]
+    pub settings: ConfigChoice,
     /// Check pods that a controller owns too (by default their owner's template is checked).
     #[arg(long)]
     pub check_owned_pods: bool,
@@ -51,30 +40,11 @@ pub struct AuditArgs {
 /// Runs `capslint audit`.
 pub fn run(args: &AuditArgs) -> ExitCode {
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
-    let source = if args.isolated {
-        ConfigSource::Isolated
-    } else if let Some(path) = &args.config {
-        match ConfigFile::load(path) {
-            Ok(Some(config)) => ConfigSource::Explicit(Box::new(config)),
-            Ok(None) => {
-                eprintln!("error: {}: no [tool.capslint] table", path.display());
-                return ExitCode::from(2);
-            }
-            Err(error) => {
-                eprint!("{}", render_error(&error));
-                return ExitCode::from(2);
-            }
-        }
-    } else {
-        ConfigSource::Hierarchical
+    let source = match args.settings.source() {
+        Ok(source) => source,
+        Err(error) => return error.print(),
     };
-    let overrides = Overrides {
-        select: args.select.clone(),
-        extend_select: args.extend_select.clone(),
-        ignore: args.ignore.clone(),
-        ..Overrides::default()
-    };
-    let resolver = match SettingsResolver::new(source, overrides, cwd.clone()) {
+    let resolver = match SettingsResolver::new(source, args.rules.overrides(), cwd.clone()) {
         Ok(resolver) => resolver,
         Err(error) => {
             eprint!("{}", render_error(&error));

@@ -4,6 +4,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use crate::commands::settings_args::{ConfigChoice, RuleSelection};
 use crate::error_report::render_error;
 use capslint_diagnostics::diagnostic::Diagnostic;
 use capslint_diagnostics::fix::{self, Applicability};
@@ -13,10 +14,9 @@ use capslint_linter::fix::run as fixing;
 use capslint_linter::lint::{self, Input};
 use capslint_linter::report::terminal::escape_name;
 use capslint_linter::report::{self, OutputFormat, ReportContext, Style, statistics};
-use capslint_workspace::config::ConfigFile;
 use capslint_workspace::confine::Confinement;
 use capslint_workspace::discover::{self, FileKind};
-use capslint_workspace::settings::{ConfigSource, Overrides, SettingsResolver};
+use capslint_workspace::settings::{Overrides, SettingsResolver};
 
 /// Arguments of `capslint check`.
 #[derive(Debug, Clone, clap::Args)]
@@ -40,15 +40,8 @@ pub struct CheckArgs {
     /// Record every finding in this baseline file, print nothing else, and exit with 0.
     #[arg(long, value_name = "FILE")]
     pub write_baseline: Option<PathBuf>,
-    /// Rules to run instead of the configured ones (codes, prefixes such as `CAP1`, names, `ALL`).
-    #[arg(long, value_delimiter = ',', value_name = "RULES")]
-    pub select: Option<Vec<String>>,
-    /// Rules to run in addition to the selection.
-    #[arg(long, value_delimiter = ',', value_name = "RULES")]
-    pub extend_select: Vec<String>,
-    /// Rules not to run.
-    #[arg(long, value_delimiter = ',', value_name = "RULES")]
-    pub ignore: Vec<String>,
+    #[command(flatten)]
+    pub rules: RuleSelection,
     /// Report values of unknown provenance (function parameters, `**kwargs`) as findings.
     #[arg(long)]
     pub strict: bool,
@@ -58,12 +51,8 @@ pub struct CheckArgs {
     /// The file name to show (and to pick the file kind from) when reading standard input.
     #[arg(long, value_name = "NAME")]
     pub stdin_filename: Option<PathBuf>,
-    /// Use this configuration file instead of searching for one.
-    #[arg(long, value_name = "PATH")]
-    pub config: Option<PathBuf>,
-    /// Ignore every configuration file.
-    #[arg(long, conflicts_with = "config")]
-    pub isolated: bool,
+    #[command(flatten)]
+    pub settings: ConfigChoice,
     /// Apply `exclude` patterns to files named on the command line too (for pre-commit).
     #[arg(long)]
     pub force_exclude: bool,
@@ -105,24 +94,6 @@ pub struct CheckArgs {
     /// Parse every file, even those that contain none of the words a rule needs.
     #[arg(long, hide = true)]
     pub no_prefilter: bool,
-}
-
-fn config_source(args: &CheckArgs) -> Result<ConfigSource, ExitCode> {
-    if args.isolated {
-        return Ok(ConfigSource::Isolated);
-    }
-    let Some(path) = &args.config else { return Ok(ConfigSource::Hierarchical) };
-    match ConfigFile::load(path) {
-        Ok(Some(config)) => Ok(ConfigSource::Explicit(Box::new(config))),
-        Ok(None) => {
-            eprintln!("error: {}: no [tool.capslint] table", path.display());
-            Err(ExitCode::from(2))
-        }
-        Err(error) => {
-            eprint!("{}", render_error(&error));
-            Err(ExitCode::from(2))
-        }
-    }
 }
 
 /// The format to print in: the one asked for; else `github` inside GitHub Actions when the report goes
@@ -282,19 +253,17 @@ fn report_text(
 /// Runs `capslint check`.
 pub fn run(args: &CheckArgs) -> ExitCode {
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
-    let source = match config_source(args) {
+    let source = match args.settings.source() {
         Ok(source) => source,
-        Err(code) => return code,
+        Err(error) => return error.print(),
     };
     let overrides = Overrides {
-        select: args.select.clone(),
-        extend_select: args.extend_select.clone(),
-        ignore: args.ignore.clone(),
         strict: args.strict,
         no_prefilter: args.no_prefilter,
         fix: flag(args.fix, args.no_fix),
         unsafe_fixes: flag(args.unsafe_fixes, args.no_unsafe_fixes),
         confinement: Some(std::sync::Arc::new(Confinement::of_paths(&confined_paths(args), &cwd))),
+        ..args.rules.overrides()
     };
     let resolver = match SettingsResolver::new(source, overrides, cwd.clone()) {
         Ok(resolver) => resolver,
@@ -446,11 +415,7 @@ fn show_settings(args: &CheckArgs, inputs: &[Input], resolver: &SettingsResolver
     };
     // The configuration file is found as `capslint config` finds it.
     let absolute = capslint_workspace::paths::absolute(&first.path, cwd);
-    let lookup = crate::commands::config::ConfigArgs {
-        path: absolute.clone(),
-        config: args.config.clone(),
-        isolated: args.isolated,
-    };
+    let lookup = crate::commands::config::ConfigArgs { path: absolute.clone(), settings: args.settings.clone() };
     let config = match crate::commands::config::find(&lookup, &absolute) {
         Ok(config) => config,
         Err(code) => return code,
@@ -462,7 +427,7 @@ fn show_settings(args: &CheckArgs, inputs: &[Input], resolver: &SettingsResolver
             return ExitCode::from(2);
         }
     };
-    let out = crate::commands::config::render(&first.path, config.as_ref(), &settings, cwd, args.isolated);
+    let out = crate::commands::config::render(&first.path, config.as_ref(), &settings, cwd, args.settings.isolated);
     match emit(&out, None) {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {

@@ -10,9 +10,10 @@ use std::process::ExitCode;
 
 use serde::Serialize;
 
-use crate::error_report::render_error;
 use capslint_diagnostics::registry::Rule;
-use capslint_workspace::config::{self, ConfigFile};
+use capslint_workspace::config::ConfigFile;
+
+use crate::commands::settings_args::ConfigChoice;
 use capslint_workspace::settings::{DEFAULT_EXCLUDES, Overrides, Settings};
 
 /// Arguments of `capslint config`.
@@ -21,12 +22,9 @@ pub struct ConfigArgs {
     /// The file or directory whose configuration to show.
     #[arg(default_value = ".")]
     pub path: PathBuf,
-    /// Use this configuration file instead of searching for one.
-    #[arg(long, value_name = "PATH")]
-    pub config: Option<PathBuf>,
-    /// Ignore every configuration file: show the defaults.
-    #[arg(long, conflicts_with = "config")]
-    pub isolated: bool,
+    /// `--config` and `--isolated` (which shows the defaults).
+    #[command(flatten)]
+    pub settings: ConfigChoice,
 }
 
 /// The resolved configuration, in the order a reader expects it (values before tables, as TOML needs).
@@ -111,25 +109,8 @@ fn effective(config: Option<&ConfigFile>, settings: &Settings) -> Effective {
 
 /// Where the configuration of `path` comes from: `Ok(None)` means the defaults.
 pub(crate) fn find(args: &ConfigArgs, path: &Path) -> Result<Option<ConfigFile>, ExitCode> {
-    let report = |error: &dyn miette::Diagnostic| {
-        eprint!("{}", render_error(error));
-        ExitCode::from(2)
-    };
-    if args.isolated {
-        return Ok(None);
-    }
-    if let Some(explicit) = &args.config {
-        return match ConfigFile::load(explicit) {
-            Ok(Some(config)) => Ok(Some(config)),
-            Ok(None) => {
-                eprintln!("error: {}: no [tool.capslint] table", explicit.display());
-                Err(ExitCode::from(2))
-            }
-            Err(error) => Err(report(&error)),
-        };
-    }
     let directory = if path.is_dir() { path } else { path.parent().unwrap_or(Path::new(".")) };
-    config::discover(directory).map_err(|error| report(&error))
+    args.settings.file_for(directory).map_err(|error| error.print())
 }
 
 /// Renders the header comment and the TOML body.
@@ -175,6 +156,6 @@ pub fn run(args: &ConfigArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    print!("{}", render(&path, config.as_ref(), &settings, &cwd, args.isolated));
+    print!("{}", render(&path, config.as_ref(), &settings, &cwd, args.settings.isolated));
     ExitCode::SUCCESS
 }

@@ -6,3 +6,4 @@ pub mod check;
 pub mod config;
 pub mod rule;
 pub mod server;
+pub mod settings_args;
