@@ -116,49 +116,54 @@ impl Webhook {
         Ok(Subject { object, name: input_name(request, object, &kind), mode: decision.mode, warnings })
     }
 
-    /// `/validate`: the findings on the object, as a refusal (`deny`) or as warnings (`warn`).
-    /// Warning-severity findings are warnings in either mode.
-    pub fn validate(&self, body: &[u8]) -> Answer {
+    /// Reads `body` and applies the policy: a malformed review is a bad request, a request the policy
+    /// skips is admitted as it is, and `decide` answers the others.
+    fn review(
+        &self,
+        body: &[u8],
+        decide: impl FnOnce(&AdmissionRequest, &Subject<'_>) -> (AdmissionResponse, Outcome),
+    ) -> Answer {
         let request = match review::parse(body) {
             Ok(request) => request,
             Err(malformed) => return Answer::BadRequest(malformed),
         };
-        let subject = match self.subject(&request) {
-            Ok(subject) => subject,
-            Err(response) => return Answer::Review(ReviewResponse::new(*response), Outcome::Skipped),
+        let (response, outcome) = match self.subject(&request) {
+            Ok(subject) => decide(&request, &subject),
+            Err(response) => (*response, Outcome::Skipped),
         };
-        let verdict = self.checker.check(subject.object, &subject.name);
-        if request.dry_run != Some(true) {
-            for found in &verdict.findings {
-                self.metrics.finding(found.code);
-            }
-        }
-        let (response, outcome) = respond(&request.uid, &subject, &verdict);
         Answer::Review(ReviewResponse::new(response), outcome)
+    }
+
+    /// `/validate`: the findings on the object, as a refusal (`deny`) or as warnings (`warn`).
+    /// Warning-severity findings are warnings in either mode.
+    pub fn validate(&self, body: &[u8]) -> Answer {
+        self.review(body, |request, subject| {
+            let verdict = self.checker.check(subject.object, &subject.name);
+            if request.dry_run != Some(true) {
+                for found in &verdict.findings {
+                    self.metrics.finding(found.code);
+                }
+            }
+            respond(&request.uid, subject, &verdict)
+        })
     }
 
     /// `/mutate`: the patch that adds what `check --fix` adds to the object. Always admits.
     pub fn mutate(&self, body: &[u8]) -> Answer {
-        let request = match review::parse(body) {
-            Ok(request) => request,
-            Err(malformed) => return Answer::BadRequest(malformed),
-        };
-        let subject = match self.subject(&request) {
-            Ok(subject) => subject,
-            Err(response) => return Answer::Review(ReviewResponse::new(*response), Outcome::Skipped),
-        };
-        let mut response =
-            AdmissionResponse { warnings: subject.warnings.clone(), ..AdmissionResponse::allow(&request.uid) };
-        let Some(fixed) = self.checker.fixed(subject.object, &subject.name) else {
-            return Answer::Review(ReviewResponse::new(response), Outcome::Allowed);
-        };
-        let operations = patch::between(subject.object, &fixed);
-        if operations.0.is_empty() {
-            return Answer::Review(ReviewResponse::new(response), Outcome::Allowed);
-        }
-        response.patch_type = Some(patch::PATCH_TYPE);
-        response.patch = Some(patch::encode(&operations));
-        Answer::Review(ReviewResponse::new(response), Outcome::Patched)
+        self.review(body, |request, subject| {
+            let mut response =
+                AdmissionResponse { warnings: subject.warnings.clone(), ..AdmissionResponse::allow(&request.uid) };
+            let Some(fixed) = self.checker.fixed(subject.object, &subject.name) else {
+                return (response, Outcome::Allowed);
+            };
+            let operations = patch::between(subject.object, &fixed);
+            if operations.0.is_empty() {
+                return (response, Outcome::Allowed);
+            }
+            response.patch_type = Some(patch::PATCH_TYPE);
+            response.patch = Some(patch::encode(&operations));
+            (response, Outcome::Patched)
+        })
     }
 }
 
