@@ -75,28 +75,23 @@ impl Server {
 
     /// `curl` posting `body` to `path`: (HTTP status, body).
     fn curl(&self, path: &str, body: &Path) -> (u16, String) {
-        let output = Command::new("curl")
-            .args(["-sS", "--max-time", "60", "--cacert"])
-            .arg(self.ca())
-            .args(["-H", "Content-Type: application/json", "-w", "\n%{http_code}", "--data-binary"])
-            .arg(format!("@{}", body.display()))
-            .arg(self.url(path))
-            .output()
-            .expect("curl runs");
-        let text = String::from_utf8_lossy(&output.stdout).into_owned();
-        let (body, status) = text.rsplit_once('\n').unwrap_or(("", "0"));
-        (status.trim().parse().unwrap_or(0), body.to_string())
+        self.request(path, Some(body))
     }
 
     /// `curl` getting `path`.
     fn get(&self, path: &str) -> (u16, String) {
-        let output = Command::new("curl")
-            .args(["-sS", "--max-time", "30", "--cacert"])
-            .arg(self.ca())
-            .args(["-w", "\n%{http_code}"])
-            .arg(self.url(path))
-            .output()
-            .expect("curl runs");
+        self.request(path, None)
+    }
+
+    /// `curl` posting `body` (JSON) to `path`, or getting it without one: (HTTP status, body).
+    fn request(&self, path: &str, body: Option<&Path>) -> (u16, String) {
+        let mut command = Command::new("curl");
+        command.args(["-sS", "--max-time", if body.is_some() { "60" } else { "30" }, "-w", "\n%{http_code}"]);
+        command.arg("--cacert").arg(self.ca());
+        if let Some(body) = body {
+            command.args(["-H", "Content-Type: application/json", "--data-binary"]).arg(format!("@{}", body.display()));
+        }
+        let output = command.arg(self.url(path)).output().expect("curl runs");
         let text = String::from_utf8_lossy(&output.stdout).into_owned();
         let (body, status) = text.rsplit_once('\n').unwrap_or(("", "0"));
         (status.trim().parse().unwrap_or(0), body.to_string())

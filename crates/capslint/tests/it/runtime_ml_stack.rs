@@ -8,7 +8,7 @@
 //! from `scripts/test-setup` (`.venv-test-ml`; TensorFlow in `.venv-test-tensorflow`, only with
 //! `--tensorflow`; PyTorch in `.venv-test-torch`, only with `--torch`).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Output;
 
 use serde_json::Value;
@@ -69,6 +69,20 @@ fn largest(report: &Value) -> (u64, u64) {
     let most =
         |key: &str| report[key].as_object().map_or(0, |map| map.values().filter_map(Value::as_u64).max().unwrap_or(0));
     (most("pools"), most("reported"))
+}
+
+/// `capslint runtime --format json` on `python` with `module` imported as the workload imports it, the
+/// variables `vars` and a Downward API limit of 1 (`CPU_LIMIT`); the cgroup is the fixture `root`, or the
+/// process's own.
+fn runtime_json(python: &Path, module: &str, vars: Vec<(&'static str, String)>, root: Option<&str>) -> Value {
+    let mut vars = vars;
+    vars.push(("CPU_LIMIT", "1".to_owned()));
+    let mut command = clean_command(binary(), &vars);
+    command.args(["runtime", "--format", "json", "--import", module, "--python"]).arg(python);
+    if let Some(root) = root {
+        command.args(root_args(root));
+    }
+    json(&command.output().unwrap())
 }
 
 /// How many CPUs this process may run on.
@@ -166,14 +180,7 @@ fn runtime_judges_torchs_intra_op_pool_and_lists_its_inter_op_pool() {
     if affinity_cpus() < 2 {
         return skip_inapplicable("one CPU in the affinity mask: no torch pool exceeds a limit of 1");
     }
-    let runtime = |vars: Vec<(&'static str, String)>| {
-        let mut vars = vars;
-        vars.push(("CPU_LIMIT", "1".to_owned()));
-        let mut command = clean_command(binary(), &vars);
-        command.args(["runtime", "--format", "json", "--import", "torch", "--python"]).arg(&python);
-        command.args(root_args("v2-namespace"));
-        json(&command.output().unwrap())
-    };
+    let runtime = |vars| runtime_json(&python, "torch", vars, Some("v2-namespace"));
     let size = |report: &Value, pool: &str| {
         let pools = report["library_pools"].as_array().expect("library_pools");
         pools.iter().find(|p| p["library"] == "torch" && p["pool"] == pool).and_then(|p| p["num_threads"].as_u64())
@@ -201,14 +208,7 @@ fn runtime_reports_the_ml_pools_and_judges_them_against_the_limit() {
     if affinity_cpus() < 2 {
         return skip_inapplicable("one CPU in the affinity mask: no ML pool exceeds a limit of 1");
     }
-    let runtime = |vars: Vec<(&'static str, String)>| {
-        let mut vars = vars;
-        vars.push(("CPU_LIMIT", "1".to_owned()));
-        let mut command = clean_command(binary(), &vars);
-        command.args(["runtime", "--format", "json", "--import", "cv2", "--python"]).arg(&python);
-        command.args(root_args("v2-namespace"));
-        json(&command.output().unwrap())
-    };
+    let runtime = |vars| runtime_json(&python, "cv2", vars, Some("v2-namespace"));
     // ADR-0096's five caps alone: numba sizes its pool from the affinity mask, ONNX Runtime from the
     // physical cores, OpenCV from the CPUs; all are above the limit, and runtime says so.
     let report = runtime(safe_caps(1));
@@ -270,13 +270,7 @@ fn runtime_reports_tensorflows_pools_when_the_workload_imports_it() {
     if affinity_cpus() < 2 {
         return skip_inapplicable("one CPU in the affinity mask: no TensorFlow pool exceeds a limit of 1");
     }
-    let runtime = |vars: Vec<(&'static str, String)>| {
-        let mut vars = vars;
-        vars.push(("CPU_LIMIT", "1".to_owned()));
-        let mut command = clean_command(binary(), &vars);
-        command.args(["runtime", "--format", "json", "--import", "tensorflow", "--python"]).arg(&python);
-        json(&command.output().unwrap())
-    };
+    let runtime = |vars| runtime_json(&python, "tensorflow", vars, None);
     let tensorflow_pools = |report: &Value| -> Vec<Value> {
         let pools = report["library_pools"].as_array().expect("library_pools");
         pools.iter().filter(|pool| pool["library"] == "tensorflow").cloned().collect()

@@ -322,11 +322,16 @@ fn a_notebook_is_linted_as_check_lints_it_with_findings_in_their_cells() {
     assert_eq!(client.shutdown(), Some(0));
 }
 
+/// A settings module whose constant means every core, for the cross-file tests.
+const SETTINGS_PY: &str = "N_JOBS = -1\n";
+
+/// A module that passes [`SETTINGS_PY`]'s constant to joblib: CAP101 while it is -1.
+const TRAIN_PY: &str = "from joblib import Parallel, delayed\n\nfrom settings import N_JOBS\n\n\
+                        Parallel(n_jobs=N_JOBS)(delayed(abs)(x) for x in range(3))\n";
+
 #[test]
 fn editing_an_open_module_relints_the_open_modules_that_import_it() {
-    let settings = "N_JOBS = -1\n";
-    let train = "from joblib import Parallel, delayed\n\nfrom settings import N_JOBS\n\n\
-                 Parallel(n_jobs=N_JOBS)(delayed(abs)(x) for x in range(3))\n";
+    let (settings, train) = (SETTINGS_PY, TRAIN_PY);
     let dir = repository(&[("settings.py", settings), ("train.py", train)]);
     let (mut client, _) = LspClient::initialized(dir.path(), push_client(), json!({}));
     let settings_uri = client.open(&dir.path().join("settings.py"), "python", settings);
@@ -345,9 +350,7 @@ fn editing_an_open_module_relints_the_open_modules_that_import_it() {
 
 #[test]
 fn a_pulling_client_is_asked_to_refresh_when_a_change_alters_another_documents_findings() {
-    let settings = "N_JOBS = -1\n";
-    let train = "from joblib import Parallel, delayed\n\nfrom settings import N_JOBS\n\n\
-                 Parallel(n_jobs=N_JOBS)(delayed(abs)(x) for x in range(3))\n";
+    let (settings, train) = (SETTINGS_PY, TRAIN_PY);
     let dir = repository(&[("settings.py", settings), ("train.py", train)]);
     let capabilities =
         json!({"textDocument": {"diagnostic": {}}, "workspace": {"diagnostics": {"refreshSupport": true}}});
