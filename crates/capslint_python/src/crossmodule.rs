@@ -167,8 +167,9 @@ fn follow<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall, function: 
     let Some(scope) = model.scope_of_node(def.start()) else { return };
     let resolver =
         Resolver::new(&model, checker.resolver.caps(), checker.resolver.budget()).with_project(&*function.project);
-    let fits = (module.file.text().contains("parallel_backend") || module.file.text().contains("parallel_config"))
-        .then(|| std::rc::Rc::new(LazyFitIndex::new(body, false, checker.resolver.budget())));
+    let fits = (crate::holds(module.file.text(), "parallel_backend")
+        || crate::holds(module.file.text(), "parallel_config"))
+    .then(|| std::rc::Rc::new(LazyFitIndex::new(body, false, checker.resolver.budget())));
     let walk = |arguments| {
         let frames = CallFrames::at_depth(depth).with_call(scope, arguments);
         let mut walker = checker.for_module_call(resolver.with_frames(frames), &module.file, def, scope);

@@ -38,7 +38,13 @@ pub fn slashed(path: &Path) -> String {
 
 /// The absolute, normalised path of a checked file, given the working directory the run started in.
 pub fn absolute(path: &Path, cwd: &Path) -> PathBuf {
-    let joined = if path.is_absolute() { path.to_path_buf() } else { cwd.join(path) };
+    let joined = if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        // A walk from `.` names every file `./...`: that leading `.` is dropped as the join is made, so
+        // the joined path is normal without walking its components.
+        cwd.join(path.strip_prefix(".").unwrap_or(path))
+    };
     if is_normal(&joined) { joined } else { normalize(&joined) }
 }
 
@@ -98,6 +104,10 @@ mod tests {
             ("a/b.py", "/repo/a/b.py"),
             (".hidden/b.py", "/repo/.hidden/b.py"),
             ("./a/./b.py", "/repo/a/b.py"),
+            ("./a/b.py", "/repo/a/b.py"),
+            (".", "/repo"),
+            ("./", "/repo"),
+            ("./../b.py", "/b.py"),
             ("a/../b.py", "/repo/b.py"),
             ("a//b.py", "/repo/a/b.py"),
             ("a/b/", "/repo/a/b"),

@@ -297,6 +297,9 @@ impl Settings {
 
     /// The rules that run on `path` (the selection minus its per-file ignores).
     pub fn rules_for(&self, path: &Path) -> RuleSet {
+        if self.per_file_ignores.is_empty() {
+            return self.rules;
+        }
         let absolute = crate::paths::absolute(path, &self.cwd);
         let relative = absolute.strip_prefix(&self.root).unwrap_or(path);
         self.per_file_ignores
