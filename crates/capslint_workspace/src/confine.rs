@@ -13,6 +13,7 @@
 use std::fs::File;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::platform;
 
@@ -151,6 +152,31 @@ impl Confinement {
         }
     }
 
+    /// [`Confinement::file`], with the directory that holds `path` resolved once per `directories`: a
+    /// regular file (not a link) named in a directory resolves to the directory's resolution and its
+    /// name. Anything else (a link, a missing file) is resolved as [`Confinement::file`] resolves it.
+    pub fn file_in(&self, directories: &ResolvedDirectories, path: &Path, shown: &str) -> Result<PathBuf, Refusal> {
+        let (Some(directory), Some(std::path::Component::Normal(name))) =
+            (path.parent(), path.components().next_back())
+        else {
+            return self.file(path, shown);
+        };
+        match std::fs::symlink_metadata(path) {
+            Ok(metadata) if metadata.is_file() && !directory.as_os_str().is_empty() => {
+                let resolved =
+                    directories.resolve(directory).ok_or_else(|| Refusal::Missing(shown.to_string()))?.join(name);
+                if is_system(&resolved) {
+                    return Err(Refusal::System(shown.to_string()));
+                }
+                if !self.contains(&resolved) {
+                    return Err(Refusal::Outside(shown.to_string()));
+                }
+                Ok(resolved)
+            }
+            _ => self.file(path, shown),
+        }
+    }
+
     /// The resolved path of a file that may be rewritten in place: a regular file below a root, named with
     /// no symbolic link on its path (a write through a link would change a file the link's author chose).
     pub fn writable(&self, path: &Path, shown: &str) -> Result<PathBuf, Refusal> {
@@ -166,12 +192,63 @@ impl Confinement {
     /// Reads the regular file `path` below a root, at most `limit` bytes: the text a fix run has edited
     /// when it has ([`crate::edited`]), else the file's. `shown` names it in a refusal.
     pub fn read_to_string(&self, path: &Path, shown: &str, limit: u64) -> Result<String, Refusal> {
-        let resolved = self.file(path, shown)?;
+        self.read_resolved(self.file(path, shown)?, shown, limit)
+    }
+
+    /// [`Confinement::read_to_string`] of a file already resolved by [`Confinement::file`].
+    fn read_resolved(&self, resolved: PathBuf, shown: &str, limit: u64) -> Result<String, Refusal> {
         if let Some(text) = crate::edited::get(&resolved) {
             return Ok(text.to_string());
         }
         let bytes = open_regular(&resolved, shown, limit)?;
         String::from_utf8(bytes).map_err(|_| Refusal::Io(shown.to_string(), "not UTF-8 text".to_string()))
+    }
+}
+
+/// The directories of one run resolved so far (links and `..` resolved, as `realpath` does), each once:
+/// resolving a path asks the system about each of its components, so the files of one directory share
+/// the resolution of their directory ([`Confinement::file_in`]).
+#[derive(Debug, Default)]
+pub struct ResolvedDirectories {
+    resolved: std::sync::RwLock<std::collections::HashMap<PathBuf, Option<PathBuf>>>,
+}
+
+impl ResolvedDirectories {
+    /// Where `directory` leads, resolved on first use (`None`: it does not exist).
+    fn resolve(&self, directory: &Path) -> Option<PathBuf> {
+        if let Some(known) = self.resolved.read().ok().and_then(|resolved| resolved.get(directory).cloned()) {
+            return known;
+        }
+        let resolved = std::fs::canonicalize(directory).ok();
+        if let Ok(mut known) = self.resolved.write() {
+            known.insert(directory.to_path_buf(), resolved.clone());
+        }
+        resolved
+    }
+}
+
+/// A [`Confinement`] that resolves the directories of the files it is asked about once each
+/// ([`ResolvedDirectories`]): for a run that looks at many files of the same directories.
+#[derive(Debug)]
+pub struct ConfinedReader {
+    confinement: Arc<Confinement>,
+    directories: ResolvedDirectories,
+}
+
+impl ConfinedReader {
+    /// A reader within `confinement`.
+    pub fn new(confinement: Arc<Confinement>) -> Self {
+        ConfinedReader { confinement, directories: ResolvedDirectories::default() }
+    }
+
+    /// [`Confinement::file`], through the resolved directories.
+    pub fn file(&self, path: &Path, shown: &str) -> Result<PathBuf, Refusal> {
+        self.confinement.file_in(&self.directories, path, shown)
+    }
+
+    /// [`Confinement::read_to_string`], through the resolved directories.
+    pub fn read_to_string(&self, path: &Path, shown: &str, limit: u64) -> Result<String, Refusal> {
+        self.confinement.read_resolved(self.file(path, shown)?, shown, limit)
     }
 }
 
@@ -282,6 +359,40 @@ mod tests {
     }
 
     #[cfg(unix)]
+    #[test]
+    fn a_reader_with_resolved_directories_answers_as_the_confinement_does() {
+        let (_dir, repo, outside) = tree();
+        let confinement = Arc::new(Confinement::new([repo.clone()]));
+        let reader = ConfinedReader::new(Arc::clone(&confinement));
+        symlink(outside.join("secret.yaml"), repo.join("deploy/link.yaml")).unwrap();
+        symlink(&outside, repo.join("deploy/dir")).unwrap();
+        symlink(repo.join("deploy"), repo.join("alias")).unwrap();
+        fs::write(repo.join("deploy/pod.yaml"), "kind: Pod\n").unwrap();
+        let paths = [
+            repo.join("deploy/pod.yaml"),
+            repo.join("alias/pod.yaml"),
+            repo.join("deploy/../deploy/pod.yaml"),
+            repo.join("deploy/link.yaml"),
+            repo.join("deploy/dir/secret.yaml"),
+            repo.join("deploy/../../outside/secret.yaml"),
+            repo.join("deploy/missing.yaml"),
+            repo.join("deploy"),
+            outside.join("secret.yaml"),
+        ];
+        // Twice: the second time from the resolved directories.
+        for _ in 0..2 {
+            for path in &paths {
+                assert_eq!(reader.file(path, "x"), confinement.file(path, "x"), "{}", path.display());
+                assert_eq!(
+                    reader.read_to_string(path, "x", 1 << 20),
+                    confinement.read_to_string(path, "x", 1 << 20),
+                    "{}",
+                    path.display()
+                );
+            }
+        }
+    }
+
     #[test]
     fn special_and_system_files_are_never_opened() {
         let (_dir, repo, _) = tree();

@@ -5,32 +5,73 @@
 //! parentheses, gives the dotted names a call through it may resolve to; strings and comments that
 //! merely look like imports only let a file through that the search would otherwise have dropped.
 
-/// The dotted names the imports of `text` bind or name: for `from M import a, b`, `M.a` and `M.b` (a call
-/// can reach only those: a function of `M`, or a module of the package `M`); for `import M.N`, `M` and
-/// `M.N`. Relative modules keep their leading dots.
-pub fn imported_names(text: &str) -> Vec<String> {
-    let mut names = Vec::new();
-    for statement in statements(text) {
-        let words: Vec<&str> = statement.split_whitespace().collect();
-        match words.as_slice() {
-            ["from", module, "import", rest @ ..] => {
-                for name in imported(&rest.join(" ")) {
-                    names.push(if module.ends_with('.') {
-                        format!("{module}{name}")
-                    } else {
-                        format!("{module}.{name}")
-                    });
-                }
+/// Whether `found` holds for one of the dotted names the imports of `text` bind or name: for
+/// `from M import a, b`, `M.a` and `M.b` (a call can reach only those: a function of `M`, or a module of
+/// the package `M`); for `import M.N`, `M` and `M.N`. Relative modules keep their leading dots. The names
+/// are offered in the order the text holds them, and the search stops at the first that `found` accepts.
+/// One buffer holds each statement and one each name: nothing is allocated per import.
+pub fn any_imported_name(text: &str, mut found: impl FnMut(&str) -> bool) -> bool {
+    let mut line = String::new();
+    let mut name = String::new();
+    let mut resume = 0;
+    for at in memchr::memmem::find_iter(text.as_bytes(), b"import") {
+        if at < resume {
+            continue;
+        }
+        resume = logical_line(text, logical_line_start(text, at), &mut line);
+        for statement in line.split(';').map(str::trim).filter(|part| holds_import(part)) {
+            if statement_names(statement, &mut name, &mut found) {
+                return true;
             }
-            ["import", rest @ ..] => {
-                for module in imported(&rest.join(" ")) {
-                    let parts: Vec<&str> = module.split('.').collect();
-                    names.extend((1..=parts.len()).map(|end| parts[..end].join(".")));
-                }
-            }
-            _ => {}
         }
     }
+    false
+}
+
+/// [`any_imported_name`] for one statement: `from M import ...` or `import ...`, anything else holds no
+/// name.
+fn statement_names(statement: &str, name: &mut String, found: &mut impl FnMut(&str) -> bool) -> bool {
+    let mut words = statement.split_whitespace();
+    match (words.next(), words.next(), words.next()) {
+        (Some("from"), Some(module), Some("import")) => {
+            // The list is what follows the third word, wherever the blanks between the words were.
+            let list = after_words(statement, 3);
+            imported(list).any(|imported| {
+                name.clear();
+                name.push_str(module);
+                if !module.ends_with('.') {
+                    name.push('.');
+                }
+                name.push_str(imported);
+                found(name)
+            })
+        }
+        (Some("import"), ..) => imported(after_words(statement, 1)).any(|module| {
+            // `M`, then `M.N`, ...: each package on the path is bound or imported.
+            module.match_indices('.').map(|(dot, _)| &module[..dot]).chain([module]).any(&mut *found)
+        }),
+        _ => false,
+    }
+}
+
+/// `text` after its first `count` blank-separated words.
+fn after_words(text: &str, count: usize) -> &str {
+    let mut rest = text;
+    for _ in 0..count {
+        rest = rest.trim_start();
+        rest = &rest[rest.find(char::is_whitespace).unwrap_or(rest.len())..];
+    }
+    rest
+}
+
+/// The dotted names the imports of `text` bind or name, as [`any_imported_name`] offers them.
+#[cfg(test)]
+pub fn imported_names(text: &str) -> Vec<String> {
+    let mut names = Vec::new();
+    any_imported_name(text, |name| {
+        names.push(name.to_string());
+        false
+    });
     names
 }
 
@@ -43,31 +84,15 @@ fn imported(list: &str) -> impl Iterator<Item = &str> {
     })
 }
 
-/// The statements of the text that may be imports: each logical line holding the word `import`
-/// (backslash continuations joined, and a parenthesised import list joined up to its `)`), split at `;`.
-/// Only the lines around each `import` are looked at: the rest of the text is skipped by one search.
-fn statements(text: &str) -> Vec<String> {
-    let mut statements = Vec::new();
-    let mut resume = 0;
-    for at in memchr::memmem::find_iter(text.as_bytes(), b"import") {
-        if at < resume {
-            continue;
-        }
-        let start = logical_line_start(text, at);
-        let (statement, end) = logical_line(text, start);
-        resume = end;
-        statements.extend(statement.split(';').map(str::trim).filter(|part| part.contains("import")).map(String::from));
-    }
-    statements
-}
-
 /// Where the logical line holding byte `at` starts: the start of its physical line, moved back over
 /// the lines before it that end with a backslash.
 fn logical_line_start(text: &str, at: usize) -> usize {
-    let mut start = text[..at].rfind('\n').map_or(0, |newline| newline + 1);
+    let bytes = text.as_bytes();
+    let line_start = |end: usize| memchr::memrchr(b'\n', &bytes[..end]).map_or(0, |newline| newline + 1);
+    let mut start = line_start(at);
     while start > 0 {
         let previous_end = start - 1;
-        let previous_start = text[..previous_end].rfind('\n').map_or(0, |newline| newline + 1);
+        let previous_start = line_start(previous_end);
         let previous = text[previous_start..previous_end].trim_end_matches('\r');
         if !uncommented(previous).trim_end().ends_with('\\') {
             break;
@@ -77,31 +102,40 @@ fn logical_line_start(text: &str, at: usize) -> usize {
     start
 }
 
-/// The logical line from `start` (comments dropped, continuations joined with a blank) and where it ends.
-fn logical_line(text: &str, start: usize) -> (String, usize) {
-    let mut statement = String::new();
+/// The logical line from `start` (comments dropped, continuations joined with a blank), written into
+/// `statement`, and where it ends.
+fn logical_line(text: &str, start: usize, statement: &mut String) -> usize {
+    statement.clear();
+    let bytes = text.as_bytes();
     let mut open = false;
     let mut end = start;
-    for line in text[start..].split_inclusive('\n') {
-        end += line.len();
-        let code = uncommented(line.trim_end_matches(['\n', '\r']));
+    while end < text.len() {
+        let line_end = memchr::memchr(b'\n', &bytes[end..]).map_or(text.len(), |newline| end + newline + 1);
+        let code = uncommented(text[end..line_end].trim_end_matches(['\n', '\r']));
+        end = line_end;
         statement.push_str(code.trim_end_matches('\\'));
         statement.push(' ');
-        if code.contains('(') && !code.contains(')') && code.contains("import") {
+        let holds = |byte: u8| memchr::memchr(byte, code.as_bytes()).is_some();
+        if holds(b'(') && !holds(b')') && holds_import(code) {
             open = true;
-        } else if open && code.contains(')') {
+        } else if open && holds(b')') {
             open = false;
         }
         if !(open || code.trim_end().ends_with('\\')) {
             break;
         }
     }
-    (statement, end)
+    end
+}
+
+/// Whether `code` holds the word `import`.
+fn holds_import(code: &str) -> bool {
+    memchr::memmem::find(code.as_bytes(), b"import").is_some()
 }
 
 /// A line without its comment.
 fn uncommented(line: &str) -> &str {
-    line.split('#').next().unwrap_or_default()
+    memchr::memchr(b'#', line.as_bytes()).map_or(line, |hash| &line[..hash])
 }
 
 #[cfg(test)]

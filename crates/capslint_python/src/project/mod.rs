@@ -30,7 +30,7 @@ use super::lookup::{ProjectFunction, ProjectLookup};
 use super::project_module::ProjectModule;
 use super::value::{CapNames, Resolved};
 use capslint_diagnostics::source::SourceFile;
-use capslint_workspace::confine::Confinement;
+use capslint_workspace::confine::{ConfinedReader, Confinement};
 use summary::{Export, ModuleSummary, Unread};
 
 /// How many directories above the importing file an absolute import's top-level package may be found in.
@@ -39,6 +39,11 @@ pub const MAX_ANCESTORS: usize = 4;
 type SummaryCell = Arc<OnceLock<Result<Arc<ModuleSummary>, Unread>>>;
 
 type TreeCell = Arc<OnceLock<Result<Arc<ProjectModule>, Unread>>>;
+
+/// How many packages up a relative dotted name starts (its leading dots); 0 for an absolute one.
+fn relative_level(name: &str) -> usize {
+    name.bytes().take_while(|byte| *byte == b'.').count()
+}
 
 /// The module that defines an imported dotted name, and the attribute path inside it.
 type Located = (PathBuf, Vec<String>);
@@ -69,7 +74,7 @@ impl ModuleWords {
 #[derive(Debug)]
 pub struct ProjectIndex {
     cwd: PathBuf,
-    confinement: Arc<Confinement>,
+    reader: ConfinedReader,
     summaries: Mutex<FxHashMap<(PathBuf, u64), SummaryCell>>,
     files: RwLock<FxHashMap<PathKey, bool>>,
     /// Where each dotted name imported from a directory was found ([`ProjectIndex::locate`]).
@@ -79,8 +84,9 @@ pub struct ProjectIndex {
     /// What the prefilter answers of each module read for it (`None`: unreadable or beyond the size limit).
     prefiltered: RwLock<FxHashMap<PathBuf, Option<Arc<ModuleWords>>>>,
     /// Whether each dotted name imported from a directory may have findings at its calls
-    /// ([`ProjectIndex::import_has_findings`]).
-    import_answers: RwLock<FxHashMap<PathKey, bool>>,
+    /// ([`ProjectIndex::import_has_findings`]), by directory and then by name, so that a known answer is
+    /// found without building a key.
+    import_answers: RwLock<FxHashMap<PathKey, FxHashMap<Box<str>, bool>>>,
     /// The names in each directory an import was searched in.
     listings: directories::Listings,
     /// The modules kept parsed because a call was followed into one of their functions.
@@ -102,7 +108,7 @@ impl ProjectIndex {
     pub fn new(cwd: PathBuf, confinement: Arc<Confinement>) -> Self {
         ProjectIndex {
             cwd,
-            confinement,
+            reader: ConfinedReader::new(confinement),
             summaries: Mutex::default(),
             files: RwLock::default(),
             located: RwLock::default(),
@@ -130,7 +136,7 @@ impl ProjectIndex {
             return known;
         }
         let exists =
-            std::fs::metadata(path).is_ok_and(|metadata| metadata.is_file()) && self.confinement.file(path, "").is_ok();
+            std::fs::metadata(path).is_ok_and(|metadata| metadata.is_file()) && self.reader.file(path, "").is_ok();
         if let Ok(mut files) = self.files.write() {
             files.insert(path.as_os_str().to_owned(), exists);
         }
@@ -147,7 +153,7 @@ impl ProjectIndex {
         // Summarising reads no other module, so no thread waits here on a cell that waits on it.
         cell.get_or_init(|| {
             let display = capslint_workspace::discover::display_name(path, &self.cwd);
-            summary::read(path, display, caps, &self.confinement).map(Arc::new)
+            summary::read(path, display, caps, &self.reader).map(Arc::new)
         })
         .clone()
     }
@@ -159,7 +165,7 @@ impl ProjectIndex {
     /// it may then have findings at the call. Each module's text is read once per run, never parsed.
     pub fn imports_module_with_findings(&self, from: &Path, text: &str) -> bool {
         let Some(directory) = from.parent() else { return false };
-        imported_modules::imported_names(text).iter().any(|name| self.import_has_findings(directory, from, name))
+        imported_modules::any_imported_name(text, |name| self.import_has_findings(directory, from, name))
     }
 
     /// Whether the dotted name `name`, imported by the file `from` in `directory`, is a module or a
@@ -171,21 +177,31 @@ impl ProjectIndex {
         if !name.starts_with('.') && name.split('.').next().is_some_and(libraries::is_known_package) {
             return false;
         }
-        let mut key = OsString::with_capacity(directory.as_os_str().len() + 1 + name.len());
-        key.push(directory.as_os_str());
-        key.push("\0");
-        key.push(name);
-        if let Some(known) = self.import_answers.read().ok().and_then(|answers| answers.get(&key).copied()) {
+        // A name two or more levels up is asked from the package it names, as [`ProjectIndex::locate`]
+        // searches it, so that the files of sibling packages share one answer.
+        let imported = name;
+        let (directory, name) = match relative_level(name) {
+            level @ 2.. => {
+                let Some(base) = directory.ancestors().nth(level - 1) else { return false };
+                (base, std::borrow::Cow::Owned(format!(".{}", &name[level..])))
+            }
+            _ => (directory, std::borrow::Cow::Borrowed(name)),
+        };
+        let known =
+            self.import_answers.read().ok().and_then(|answers| {
+                answers.get(directory.as_os_str()).and_then(|names| names.get(name.as_ref()).copied())
+            });
+        if let Some(known) = known {
             return known;
         }
         let as_module = self.search(directory, &format!("{name}._"));
-        let as_name = self.search(directory, name);
+        let as_name = self.search(directory, &name);
         if [&as_module, &as_name].into_iter().flatten().any(|(path, _)| path.as_os_str() == from.as_os_str()) {
-            return self.answer_for_import(from, name);
+            return self.answer_for_import(from, imported);
         }
         let answer = self.answer_from(as_module.as_ref(), as_name.as_ref());
         if let Ok(mut answers) = self.import_answers.write() {
-            answers.insert(key, answer);
+            answers.entry(directory.as_os_str().to_owned()).or_default().insert(name.into(), answer);
         }
         answer
     }
@@ -219,7 +235,7 @@ impl ProjectIndex {
             None => {
                 let display = capslint_workspace::discover::display_name(path, &self.cwd);
                 let words = self
-                    .confinement
+                    .reader
                     .read_to_string(path, &display, MAX_MODULE_BYTES)
                     .ok()
                     .map(|text| Arc::new(ModuleWords::of(&text)));
@@ -239,13 +255,8 @@ impl ProjectIndex {
     /// candidate below it is looked at, so an import of a module that is not the project's (the standard
     /// library, an installed package) costs a look in each directory's listing, whatever the file.
     fn has_entry(&self, directory: &Path, name: &str) -> bool {
-        let module = format!("{name}.py");
-        let listed = |name: &str| self.listings.contains(directory, OsStr::new(name));
-        match (listed(name), listed(&module)) {
-            (Some(package), Some(module)) => package || module,
-            // A directory that cannot be listed: its candidates are asked one by one.
-            _ => true,
-        }
+        // A directory that cannot be listed: its candidates are asked one by one.
+        self.listings.has_module_or_package(directory, name).unwrap_or(true)
     }
 
     /// Reads the module at `path` for a call followed into one of its functions: summarised and parsed
@@ -260,7 +271,7 @@ impl ProjectIndex {
         }
         let display = capslint_workspace::discover::display_name(path, &self.cwd);
         stacker::maybe_grow(super::ANALYSIS_STACK_BYTES, super::ANALYSIS_STACK_BYTES, || {
-            match summary::read_with_tree(path, display, caps, &self.confinement) {
+            match summary::read_with_tree(path, display, caps, &self.reader) {
                 Ok((summary, tree)) => {
                     // Another thread may have read it meanwhile: its answer is the same one.
                     let _ = summary_cell.set(Ok(Arc::new(summary)));
@@ -337,7 +348,7 @@ impl ProjectIndex {
     fn locate(&self, from: &Path, qualified: &str) -> Option<Arc<Located>> {
         // A relative name is searched from the package it names, so that the files of every directory
         // below it that import the same module share one search (`..utils.x` from two subpackages).
-        let level = qualified.bytes().take_while(|byte| *byte == b'.').count();
+        let level = relative_level(qualified);
         let directory = from.parent()?;
         let (directory, qualified) = match level {
             0 | 1 => (directory, std::borrow::Cow::Borrowed(qualified)),
@@ -375,7 +386,7 @@ impl ProjectIndex {
     /// The module of the project that defines `qualified` as imported from a file of `directory`, the
     /// candidate `skipped` (the importing file) passed over.
     fn search_skipping(&self, directory: &Path, qualified: &str, skipped: &Path) -> Option<Located> {
-        let level = qualified.bytes().take_while(|byte| *byte == b'.').count();
+        let level = relative_level(qualified);
         let parts: Vec<&str> = qualified[level..].split('.').filter(|part| !part.is_empty()).collect();
         if level > 0 {
             let base = directory.ancestors().nth(level - 1)?;

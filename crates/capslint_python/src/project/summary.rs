@@ -23,7 +23,7 @@ use crate::semantic::{Binding, BindingKind, ScopeId, SemanticModel};
 use crate::site::Site;
 use crate::value::{At, CapNames, DictEntry, DictValue, EntryValue, Resolved, Unknown, Value};
 use capslint_diagnostics::source::SourceFile;
-use capslint_workspace::confine::Confinement;
+use capslint_workspace::confine::ConfinedReader;
 
 /// How much of a value's source text is kept for messages.
 const MAX_TEXT_CHARS: usize = 60;
@@ -192,11 +192,11 @@ pub fn read(
     path: &Path,
     display_name: String,
     caps: &CapNames,
-    confinement: &Confinement,
+    reader: &ConfinedReader,
 ) -> Result<ModuleSummary, Unread> {
     // The tree is dropped on the stack it was analysed on: dropping it recurses once per level.
     stacker::maybe_grow(super::super::ANALYSIS_STACK_BYTES, super::super::ANALYSIS_STACK_BYTES, || {
-        read_parsed(path, display_name, caps, confinement).map(|(summary, _)| summary)
+        read_parsed(path, display_name, caps, reader).map(|(summary, _)| summary)
     })
 }
 
@@ -206,9 +206,9 @@ pub fn read_with_tree(
     path: &Path,
     display_name: String,
     caps: &CapNames,
-    confinement: &Confinement,
+    reader: &ConfinedReader,
 ) -> Result<(ModuleSummary, ProjectModule), Unread> {
-    let (summary, parsed) = read_parsed(path, display_name, caps, confinement)?;
+    let (summary, parsed) = read_parsed(path, display_name, caps, reader)?;
     let module = ProjectModule { file: Arc::clone(&summary.file), parsed };
     Ok((summary, module))
 }
@@ -217,9 +217,9 @@ fn read_parsed(
     path: &Path,
     display_name: String,
     caps: &CapNames,
-    confinement: &Confinement,
+    reader: &ConfinedReader,
 ) -> Result<(ModuleSummary, Parsed<ModModule>), Unread> {
-    let text = confinement.read_to_string(path, &display_name, MAX_MODULE_BYTES).map_err(|refusal| match refusal {
+    let text = reader.read_to_string(path, &display_name, MAX_MODULE_BYTES).map_err(|refusal| match refusal {
         capslint_workspace::confine::Refusal::TooLarge(..) => Unread::Limit(Limit::ModuleSize),
         _ => Unread::Unreadable,
     })?;
