@@ -547,7 +547,8 @@ pub fn is_known_callee(canonical_name: &str) -> bool {
 
 /// Whether the top-level package `name` is a library rather than a module of the project.
 pub fn is_known_package(name: &str) -> bool {
-    KNOWN_PACKAGES.contains(&name)
+    static PACKAGES: std::sync::OnceLock<rustc_hash::FxHashSet<&str>> = std::sync::OnceLock::new();
+    PACKAGES.get_or_init(|| KNOWN_PACKAGES.iter().copied().collect()).contains(name)
 }
 
 /// Whether a canonical callee is an Airflow pod operator: `KubernetesPodOperator`, the provider's

@@ -278,7 +278,10 @@ impl<'m, 'a> Resolver<'m, 'a> {
 
     /// The canonical qualified name of `expr` (`jb.Parallel` -> `joblib.Parallel`), if it is an import.
     pub fn qualified_name(&self, expr: &'a Expr, at: At) -> Option<String> {
-        self.raw_qualified_name(expr, at, 0).map(|name| libraries::canonical(&name).into_owned())
+        self.raw_qualified_name(expr, at, 0).map(|name| match libraries::canonical(&name) {
+            std::borrow::Cow::Borrowed(_) => name,
+            std::borrow::Cow::Owned(canonical) => canonical,
+        })
     }
 
     fn raw_qualified_name(&self, expr: &'a Expr, at: At, depth: u32) -> Option<String> {
@@ -296,17 +299,17 @@ impl<'m, 'a> Resolver<'m, 'a> {
                     Some((scope, bindings)) => {
                         // `try: import xgboost / except ImportError: xgboost = None`: where the name is
                         // called, it is the module.
-                        let bindings: Vec<&Binding<'a>> = bindings
-                            .iter()
-                            .filter(|binding| !matches!(binding.kind, BindingKind::Assign(Expr::NoneLiteral(_))))
-                            .collect();
-                        let mut names = bindings
-                            .iter()
+                        let bindings = || {
+                            bindings
+                                .iter()
+                                .filter(|binding| !matches!(binding.kind, BindingKind::Assign(Expr::NoneLiteral(_))))
+                        };
+                        let mut names = bindings()
                             .take(MAX_ALTERNATIVES)
                             .map(|binding| self.binding_qualified(binding, scope, depth));
                         let first = names.next()??;
                         let agree = names.all(|other| other.as_deref() == Some(first.as_str()));
-                        self.within_alternatives(agree, bindings.get(MAX_ALTERNATIVES).map(|binding| binding.range))
+                        self.within_alternatives(agree, bindings().nth(MAX_ALTERNATIVES).map(|binding| binding.range))
                             .then_some(first)
                     }
                     None => {
@@ -315,8 +318,10 @@ impl<'m, 'a> Resolver<'m, 'a> {
                 }
             }
             Expr::Attribute(attribute) => {
-                let base = self.raw_qualified_name(&attribute.value, at, depth + 1)?;
-                Some(format!("{base}.{}", attribute.attr.as_str()))
+                let mut name = self.raw_qualified_name(&attribute.value, at, depth + 1)?;
+                name.push('.');
+                name.push_str(attribute.attr.as_str());
+                Some(name)
             }
             Expr::Call(call) => {
                 // A method whose name none of them has (`df.dropna()`) is not followed down its chain.
