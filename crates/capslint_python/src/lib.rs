@@ -83,10 +83,6 @@ const PREFILTER_BASE_WORDS: &[&str] = &[
     "Parallel",
     "parallel_backend",
     "parallel_config",
-    // Boosters (CAP102).
-    "lightgbm",
-    "xgboost",
-    "catboost",
     // Process pools (CAP104) and CPU counts (CAP105).
     "Pool",
     "get_reusable_executor",
@@ -116,20 +112,27 @@ const PREFILTER_BASE_WORDS: &[&str] = &[
 /// one only where it does not end a longer name (`gaussian_process` is not one).
 pub const PREFILTER_WHOLE_NAMES: &[&str] = &["n_process"];
 
+/// The boosters' top-level packages (CAP102): a booster is called through a name of its package, which
+/// the file names in an import, an attribute (`optuna.integration.lightgbm`) or a string
+/// (`importlib.import_module("xgboost")`); a file that mentions one only in prose (a docstring, a comment)
+/// has no booster call. A function's own text is searched for them as for any word.
+pub const PREFILTER_MODULES: &[&str] = &["lightgbm", "xgboost", "catboost"];
+
 /// Pairs of words that let a file through when both appear: a pod-operator subclass that another module
 /// of the project defines goes by any `...Operator` name, and Airflow takes an operator's arguments as
 /// keywords only (positional ones raise), so its call writes `task_id`.
 pub const PREFILTER_WORD_PAIRS: &[(&str, &str)] = &[("Operator", "task_id")];
 
 /// The words without which no CAP1xx rule can fire: a file containing none of them (a word of
-/// [`PREFILTER_WHOLE_NAMES`] counts only where it does not continue a name), and neither pair of
-/// [`PREFILTER_WORD_PAIRS`], is never parsed.
+/// [`PREFILTER_WHOLE_NAMES`] counts only where it does not continue a name, one of [`PREFILTER_MODULES`]
+/// only where it can name the package), and neither pair of [`PREFILTER_WORD_PAIRS`], is never parsed.
 /// Environment writes matter only for a load-time variable (CAP106), whose name must be a string literal in
 /// the file, or for a CPU count (CAP105: `cpu_count`), so the variable names stand in for `environ`.
 pub fn prefilter_words() -> Vec<&'static str> {
     PREFILTER_BASE_WORDS
         .iter()
         .chain(PREFILTER_WHOLE_NAMES)
+        .chain(PREFILTER_MODULES)
         .copied()
         .chain(capslint_cpu::thread_variables::read_at_load())
         .collect()

@@ -348,6 +348,21 @@ fn values_that_differ_by_path_stay_bounded() {
 }
 
 #[test]
+fn package_names_in_prose_are_passed_over_in_linear_time() {
+    // The prefilter looks back from each booster package's name for the token before it: a line of
+    // names, and names under many blank or commented lines, are each looked at once.
+    for (name, text) in [
+        ("one_line.py", "xgboost ".repeat(500_000)),
+        ("under_comments.py", "\n  # note\n".repeat(300_000) + "lightgbm\n"),
+        ("alternating.py", "\n\n\ncatboost".repeat(300_000)),
+    ] {
+        let started = std::time::Instant::now();
+        assert_eq!(lint_codes(name, text), Vec::<String>::new(), "{name}");
+        assert!(started.elapsed() < std::time::Duration::from_secs(20), "{name} took {:?}", started.elapsed());
+    }
+}
+
+#[test]
 fn many_sessions_over_many_option_writes_stay_within_the_budget() {
     // Every ONNX Runtime session reads every write on its options made before it: quadratic, unless each
     // read is paid for from the file's budget.

@@ -28,6 +28,8 @@ enum Role {
     WholeName,
     /// One word of a pair, by its bit: the text matches once both bits of a pair are seen.
     PairWord(u32),
+    /// A library's top-level package: the text matches where it can name the package ([`names_a_module`]).
+    Module,
 }
 
 impl WordSearch {
@@ -39,6 +41,12 @@ impl WordSearch {
     /// A search for any of `words`, any of `whole_names` where it does not continue a name, or both
     /// words of one of `pairs`.
     pub fn with_pairs(words: &[&str], whole_names: &[&str], pairs: &[(&str, &str)]) -> Self {
+        Self::with_roles(words, whole_names, &[], pairs)
+    }
+
+    /// [`WordSearch::with_pairs`], and any of `modules` where the text can name that package
+    /// ([`names_a_module`]).
+    pub fn with_roles(words: &[&str], whole_names: &[&str], modules: &[&str], pairs: &[(&str, &str)]) -> Self {
         assert!(pairs.len() * 2 <= 64, "pair words fit the bit set of a search");
         let mut patterns: Vec<&str> = Vec::new();
         let mut roles = Vec::new();
@@ -46,6 +54,8 @@ impl WordSearch {
         roles.extend(words.iter().map(|_| Role::Word));
         patterns.extend(whole_names);
         roles.extend(whole_names.iter().map(|_| Role::WholeName));
+        patterns.extend(modules);
+        roles.extend(modules.iter().map(|_| Role::Module));
         for (index, (first, second)) in pairs.iter().enumerate() {
             patterns.extend([*first, *second]);
             roles.extend([Role::PairWord(2 * index as u32), Role::PairWord(2 * index as u32 + 1)]);
@@ -66,10 +76,12 @@ impl WordSearch {
         }
     }
 
-    /// Whether `text` contains any of the words, a whole name, or both words of a pair.
+    /// Whether `text` contains any of the words, a whole name, both words of a pair, or a module where
+    /// it can name that package.
     pub fn is_match(&self, text: &str) -> bool {
         let mut seen = 0u64;
         let mut from = 0;
+        let mut module_elsewhere = false;
         while let Some(found) = self.find_from(text, from) {
             from = found.end();
             match self.roles[found.pattern().as_usize()] {
@@ -84,9 +96,59 @@ impl WordSearch {
                         return true;
                     }
                 }
+                Role::Module if follows_a_dot_or_quote(text.as_bytes(), found.start()) => return true,
+                Role::Module => module_elsewhere = true,
             }
         }
-        false
+        // Asked once, at the end: whether an import statement names one of the modules.
+        module_elsewhere && self.an_import_names_a_module(text)
+    }
+
+    /// Whether an import statement of `text` (as [`crate::project::imported_modules`] reads them, comments
+    /// dropped and continued lines joined) holds one of the search's modules.
+    fn an_import_names_a_module(&self, text: &str) -> bool {
+        crate::project::imported_modules::any_import_statement(text, |statement| {
+            let mut from = 0;
+            while let Some(found) = self.find_from(statement, from) {
+                if matches!(self.roles[found.pattern().as_usize()], Role::Module) {
+                    return true;
+                }
+                from = found.start() + 1;
+            }
+            false
+        })
+    }
+}
+
+/// Whether the token before byte `at` is a `.` or a string's opening quote, so that a package name
+/// starting there can be an attribute (`optuna.integration.lightgbm`) or a module named in a string
+/// (`importlib.import_module("xgboost")`). Blanks, line continuations, line breaks and comments may
+/// come between: the lines above are looked at until one holds code (as the text before one of its `#`,
+/// or the whole line). Only the first match on a line goes further than its own blanks, so the whole
+/// search stays linear in the text.
+fn follows_a_dot_or_quote(bytes: &[u8], at: usize) -> bool {
+    let is_blank = |byte: &u8| matches!(byte, b' ' | b'\t' | b'\x0c' | b'\r' | b'\\');
+    let ends_a_name_path = |code: &[u8]| {
+        matches!(code.iter().rposition(|byte| !is_blank(byte)).map(|last| code[last]), Some(b'.' | b'"' | b'\''))
+    };
+    // On the name's own line, only blanks may come between.
+    let before = bytes[..at].iter().rposition(|byte| !is_blank(byte));
+    match before.map(|index| (index, bytes[index])) {
+        Some((_, b'.' | b'"' | b'\'')) => true,
+        Some((mut newline, b'\n')) => loop {
+            let start = memchr::memrchr(b'\n', &bytes[..newline]).map_or(0, |previous| previous + 1);
+            let line = &bytes[start..newline];
+            // A `#` may start a comment after the code, or be in a string: both readings are tried.
+            if ends_a_name_path(line) || memchr::memchr_iter(b'#', line).any(|hash| ends_a_name_path(&line[..hash])) {
+                return true;
+            }
+            let code = memchr::memchr(b'#', line).map_or(line, |hash| &line[..hash]);
+            if code.iter().any(|byte| !is_blank(byte)) || start == 0 {
+                return false;
+            }
+            newline = start - 1;
+        },
+        _ => false,
     }
 }
 
@@ -96,7 +158,26 @@ fn continues_a_name(bytes: &[u8], at: usize) -> bool {
     at > 0 && (bytes[at - 1].is_ascii_alphanumeric() || bytes[at - 1] == b'_' || bytes[at - 1] >= 0x80)
 }
 
+/// The search of a whole file: each package of [`crate::PREFILTER_MODULES`] counts only where the text
+/// can name it.
 fn python_prefilter() -> &'static WordSearch {
+    static SEARCH: OnceLock<WordSearch> = OnceLock::new();
+    SEARCH.get_or_init(|| {
+        let words: Vec<&str> = crate::prefilter_words()
+            .into_iter()
+            .filter(|word| !crate::PREFILTER_WHOLE_NAMES.contains(word) && !crate::PREFILTER_MODULES.contains(word))
+            .collect();
+        WordSearch::with_roles(
+            &words,
+            crate::PREFILTER_WHOLE_NAMES,
+            crate::PREFILTER_MODULES,
+            crate::PREFILTER_WORD_PAIRS,
+        )
+    })
+}
+
+/// The search of one function's text, which holds no import of its own: the packages count as words.
+fn function_prefilter() -> &'static WordSearch {
     static SEARCH: OnceLock<WordSearch> = OnceLock::new();
     SEARCH.get_or_init(|| {
         let words: Vec<&str> =
@@ -116,7 +197,17 @@ fn called_names() -> &'static [&'static str] {
 /// (implicit concatenation, escapes, NFKC-folded identifiers, blanks before a call's `(`: see
 /// [`spelling`]). A text for which this is false has no findings, so it is never parsed.
 pub fn may_have_findings(text: &str) -> bool {
-    let search = python_prefilter();
+    searched_with(python_prefilter(), text)
+}
+
+/// [`may_have_findings`] of the text of one function: the packages of [`crate::PREFILTER_MODULES`] count
+/// wherever they are written, since the function's text does not hold the module's imports.
+fn function_may_have_findings_in(definition: &str) -> bool {
+    searched_with(function_prefilter(), definition)
+}
+
+/// Whether `search` matches `text`, written out or spelled indirectly.
+fn searched_with(search: &WordSearch, text: &str) -> bool {
     search.is_match(text)
         || called_names().iter().any(|name| spelling::called_after_a_gap(text, name))
         || spelling::unfolded(text).iter().any(|unfolded| search.is_match(unfolded))
@@ -125,22 +216,27 @@ pub fn may_have_findings(text: &str) -> bool {
 /// Whether `text` holds one of the words the rules need as written (or both words of a pair), without the
 /// indirect spellings [`may_have_findings`] also looks for: the cheap test of a function's own text.
 pub fn names_a_word(text: &str) -> bool {
-    python_prefilter().is_match(text)
+    function_prefilter().is_match(text)
 }
 
 /// Whether a module-level function `name` of the Python text `text` may have findings when a call of it is
 /// followed: the text of one of its top-level definitions (`def name(`, `async def name(`, from that line to
 /// the next line that starts at column 0 with anything but a comment or the signature's closing bracket)
-/// passes [`may_have_findings`]. Searched in the text, never parsed: the prefilter lets a file through by
+/// passes [`may_have_findings`] (with the boosters' packages counted wherever they are written, as the
+/// module's imports are not in that text). Searched in the text, never parsed: the prefilter lets a file through by
 /// it, and following a call into another module asks the same question, so the two always agree.
 pub fn function_may_have_findings(text: &str, name: &str) -> bool {
-    top_level_definitions(text).any(|(defined, definition)| defined == name && may_have_findings(definition))
+    top_level_definitions(text)
+        .any(|(defined, definition)| defined == name && function_may_have_findings_in(definition))
 }
 
 /// The module-level functions of `text` that may have findings when a call of them is followed, each
 /// as [`function_may_have_findings`] answers for it, found in one pass over the text.
 pub fn functions_with_findings(text: &str) -> rustc_hash::FxHashSet<&str> {
-    top_level_definitions(text).filter(|(_, definition)| may_have_findings(definition)).map(|(name, _)| name).collect()
+    top_level_definitions(text)
+        .filter(|(_, definition)| function_may_have_findings_in(definition))
+        .map(|(name, _)| name)
+        .collect()
 }
 
 /// Each top-level definition of a function in `text`: its name and its text.
@@ -228,6 +324,46 @@ mod tests {
         assert!(!may_have_findings("from sklearn.gaussian_process import GaussianProcessRegressor\n"));
         // Spelled indirectly, it is still found.
         assert!(may_have_findings("nlp.pipe(texts, **{\"n_\" \"process\": -1})\n"));
+    }
+
+    #[test]
+    fn a_booster_package_counts_where_the_text_can_name_it() {
+        // Imports, whatever their shape.
+        for text in [
+            "import xgboost as xgb\n",
+            "from lightgbm.sklearn import LGBMClassifier\n",
+            "import numpy, \\\n    catboost\n",
+            "from xgboost import *\n",
+            "from optuna.integration import (\n    # the tuner\n    lightgbm as lgb,\n)\n",
+            "try:\n    import lightgbm\nexcept ImportError:\n    lightgbm = None\n",
+        ] {
+            assert!(may_have_findings(text), "{text}");
+        }
+        // Attributes, across blanks, line breaks and comments.
+        for text in [
+            "import optuna\noptuna.integration.lightgbm.train(params, data)\n",
+            "m = (optuna.integration.  # the tuner\n\n     lightgbm.train(params, data))\n",
+            "m = optuna.integration. \\\n    lightgbm\n",
+        ] {
+            assert!(may_have_findings(text), "{text}");
+        }
+        // Strings naming the module.
+        assert!(may_have_findings("xgb = importlib.import_module(\"xgboost\")\n"));
+        assert!(may_have_findings("xgb = pytest.importorskip('xgboost.sklearn')\n"));
+        assert!(may_have_findings("xgb = importlib.import_module(\"xg\" \"boost\")\n"));
+        // Prose, and names that merely contain the package's.
+        for text in [
+            "def f():\n    \"\"\"Fits like xgboost does.\"\"\"\n",
+            "# See lightgbm's documentation.\nx = 1\n",
+            "use_xgboost = True\nif use_xgboost:\n    pass\n",
+            "class Wrapper:\n    name = catboost_name\n",
+        ] {
+            assert!(!may_have_findings(text), "{text}");
+        }
+        // A function's own text holds no import: there the package counts wherever it is written.
+        let module = "import xgboost\n\ndef fit(params, data):\n    return xgboost.train(params, data)\n";
+        assert!(function_may_have_findings(module, "fit"));
+        assert!(names_a_word("def fit(params, data):\n    return xgboost.train(params, data)\n"));
     }
 
     #[test]

@@ -11,18 +11,22 @@
 /// are offered in the order the text holds them, and the search stops at the first that `found` accepts.
 /// One buffer holds each statement and one each name: nothing is allocated per import.
 pub fn any_imported_name(text: &str, mut found: impl FnMut(&str) -> bool) -> bool {
-    let mut line = String::new();
     let mut name = String::new();
+    any_import_statement(text, |statement| statement_names(statement, &mut name, &mut found))
+}
+
+/// Whether `found` holds for one of the import statements of `text`, each read as [`any_imported_name`]
+/// reads it: its logical line, comments dropped, continued and parenthesised lines joined, split at `;`.
+pub fn any_import_statement(text: &str, mut found: impl FnMut(&str) -> bool) -> bool {
+    let mut line = String::new();
     let mut resume = 0;
     for at in memchr::memmem::find_iter(text.as_bytes(), b"import") {
         if at < resume {
             continue;
         }
         resume = logical_line(text, logical_line_start(text, at), &mut line);
-        for statement in line.split(';').map(str::trim).filter(|part| holds_import(part)) {
-            if statement_names(statement, &mut name, &mut found) {
-                return true;
-            }
+        if line.split(';').map(str::trim).filter(|part| holds_import(part)).any(&mut found) {
+            return true;
         }
     }
     false

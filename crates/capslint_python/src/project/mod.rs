@@ -14,7 +14,7 @@
 //! analysis was stopped) returns the [`Cut`], for the importing file to report.
 
 mod directories;
-mod imported_modules;
+pub(crate) mod imported_modules;
 pub mod summary;
 
 use std::ffi::{OsStr, OsString};
