@@ -142,7 +142,8 @@ impl<'a> Scope<'a> {
         Scope {
             kind,
             parent,
-            bindings: FxHashMap::default(),
+            // Room for a function's few names from the start: growing from nothing rehashes twice by then.
+            bindings: FxHashMap::with_capacity_and_hasher(8, rustc_hash::FxBuildHasher),
             mutations: FxHashMap::default(),
             star_imports: Vec::new(),
             globals: Vec::new(),

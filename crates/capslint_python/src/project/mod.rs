@@ -52,6 +52,9 @@ type Located = (PathBuf, Vec<String>);
 /// costs more than the lookups it keys).
 type PathKey = OsString;
 
+/// Answers for the dotted names imported from one directory, found by the name as borrowed text.
+type ByName<T> = FxHashMap<Box<str>, T>;
+
 /// What the prefilter answers of one module's text ([`crate::prefilter`]).
 #[derive(Debug)]
 struct ModuleWords {
@@ -77,16 +80,16 @@ pub struct ProjectIndex {
     reader: ConfinedReader,
     summaries: Mutex<FxHashMap<(PathBuf, u64), SummaryCell>>,
     files: RwLock<FxHashMap<PathKey, bool>>,
-    /// Where each dotted name imported from a directory was found ([`ProjectIndex::locate`]).
-    /// Keyed by the directory and the name joined by a NUL, hashed as bytes (a path hashes component by
-    /// component, which costs more than the search it saves).
-    located: RwLock<FxHashMap<PathKey, Option<Arc<Located>>>>,
+    /// Where each dotted name imported from a directory was found ([`ProjectIndex::locate`]), by directory
+    /// (hashed as bytes: a path hashes component by component, which costs more than the search it saves)
+    /// and then by name, so that a known answer is found without building a key.
+    located: RwLock<FxHashMap<PathKey, ByName<Option<Arc<Located>>>>>,
     /// What the prefilter answers of each module read for it (`None`: unreadable or beyond the size limit).
     prefiltered: RwLock<FxHashMap<PathBuf, Option<Arc<ModuleWords>>>>,
     /// Whether each dotted name imported from a directory may have findings at its calls
     /// ([`ProjectIndex::import_has_findings`]), by directory and then by name, so that a known answer is
     /// found without building a key.
-    import_answers: RwLock<FxHashMap<PathKey, FxHashMap<Box<str>, bool>>>,
+    import_answers: RwLock<FxHashMap<PathKey, ByName<bool>>>,
     /// The names in each directory an import was searched in.
     listings: directories::Listings,
     /// The modules kept parsed because a call was followed into one of their functions.
@@ -354,17 +357,18 @@ impl ProjectIndex {
             0 | 1 => (directory, std::borrow::Cow::Borrowed(qualified)),
             _ => (directory.ancestors().nth(level - 1)?, std::borrow::Cow::Owned(format!(".{}", &qualified[level..]))),
         };
-        let mut key = OsString::with_capacity(directory.as_os_str().len() + 1 + qualified.len());
-        key.push(directory.as_os_str());
-        key.push("\0");
-        key.push(qualified.as_ref());
-        let known = self.located.read().ok().and_then(|located| located.get(&key).cloned());
+        let known = self.located.read().ok().and_then(|located| {
+            located.get(directory.as_os_str()).and_then(|names| names.get(qualified.as_ref()).cloned())
+        });
         let found = match known {
             Some(found) => found,
             None => {
                 let found = self.search(directory, &qualified).map(Arc::new);
                 if let Ok(mut located) = self.located.write() {
-                    located.insert(key, found.clone());
+                    located
+                        .entry(directory.as_os_str().to_owned())
+                        .or_default()
+                        .insert(qualified.as_ref().into(), found.clone());
                 }
                 found
             }
