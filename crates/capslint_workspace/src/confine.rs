@@ -393,6 +393,7 @@ mod tests {
         }
     }
 
+    #[cfg(unix)]
     #[test]
     fn special_and_system_files_are_never_opened() {
         let (_dir, repo, _) = tree();
