@@ -78,29 +78,15 @@ const PREFILTER_BASE_WORDS: &[&str] = &[
     "n-jobs",
     "thread-count",
     "num-thread",
-    // joblib's entry points, under any import path or alias (CAP101, CAP103): every callee those rules
-    // check is `Parallel`, `parallel_backend` or `parallel_config`.
-    "Parallel",
-    "parallel_backend",
-    "parallel_config",
-    // Process pools (CAP104) and CPU counts (CAP105).
-    "Pool",
-    "get_reusable_executor",
-    "cpu_count",
-    "sched_getaffinity",
-    // The ML libraries' own knobs (CAP101, CAP105) and ONNX Runtime sessions (CAP110): TensorFlow's
-    // `set_*_parallelism_threads`, OpenCV's `setNumThreads`, ONNX Runtime's `*_op_num_threads`, spaCy's
-    // `n_process`, Ray's `num_cpus`, Dask's `n_workers` and `threads_per_worker`.
+    // The ML libraries' own knobs (CAP101, CAP105, CAP110): TensorFlow's `set_*_parallelism_threads`,
+    // ONNX Runtime's `*_op_num_threads`, spaCy's `n_process`, Ray's `num_cpus`, Dask's `n_workers` and
+    // `threads_per_worker`.
     "parallelism_threads",
-    "setNumThreads",
     "op_num_threads",
-    "InferenceSession",
     "num_cpus",
     "n_workers",
     "threads_per_worker",
-    // Airflow pod operators and `@task.kubernetes` (CAP107, CAP108); subclasses defined in other modules
-    // of the project are [`PREFILTER_WORD_PAIRS`].
-    "PodOperator",
+    // `@task.kubernetes` (CAP107, CAP108).
     "kubernetes(",
     // `# noqa: CAPxxx` (CAP002).
     "CAP0",
@@ -112,11 +98,32 @@ const PREFILTER_BASE_WORDS: &[&str] = &[
 /// one only where it does not end a longer name (`gaussian_process` is not one).
 pub const PREFILTER_WHOLE_NAMES: &[&str] = &["n_process"];
 
-/// The boosters' top-level packages (CAP102): a booster is called through a name of its package, which
-/// the file names in an import, an attribute (`optuna.integration.lightgbm`) or a string
-/// (`importlib.import_module("xgboost")`); a file that mentions one only in prose (a docstring, a comment)
-/// has no booster call. A function's own text is searched for them as for any word.
-pub const PREFILTER_MODULES: &[&str] = &["lightgbm", "xgboost", "catboost"];
+/// Libraries' packages and entry points, which a file reaches only through an import, an attribute
+/// (`optuna.integration.lightgbm`, `cf.ProcessPoolExecutor`) or a string (`import_module("xgboost")`): a
+/// file that mentions one only in prose (a docstring, a comment) calls none of them. A function's own
+/// text is searched for them as for any word.
+pub const PREFILTER_IMPORTED: &[&str] = &[
+    // Boosters (CAP102).
+    "lightgbm",
+    "xgboost",
+    "catboost",
+    // joblib's entry points, under any import path or alias (CAP101, CAP103): every callee those rules
+    // check is `Parallel`, `parallel_backend` or `parallel_config`.
+    "Parallel",
+    "parallel_backend",
+    "parallel_config",
+    // Process pools (CAP104) and CPU counts (CAP105).
+    "Pool",
+    "get_reusable_executor",
+    "cpu_count",
+    "sched_getaffinity",
+    // OpenCV's thread count (CAP105) and ONNX Runtime's sessions (CAP110).
+    "setNumThreads",
+    "InferenceSession",
+    // Airflow pod operators (CAP107, CAP108); subclasses defined in other modules of the project are
+    // [`PREFILTER_WORD_PAIRS`].
+    "PodOperator",
+];
 
 /// Pairs of words that let a file through when both appear: a pod-operator subclass that another module
 /// of the project defines goes by any `...Operator` name, and Airflow takes an operator's arguments as
@@ -124,15 +131,15 @@ pub const PREFILTER_MODULES: &[&str] = &["lightgbm", "xgboost", "catboost"];
 pub const PREFILTER_WORD_PAIRS: &[(&str, &str)] = &[("Operator", "task_id")];
 
 /// The words without which no CAP1xx rule can fire: a file containing none of them (a word of
-/// [`PREFILTER_WHOLE_NAMES`] counts only where it does not continue a name, one of [`PREFILTER_MODULES`]
-/// only where it can name the package), and neither pair of [`PREFILTER_WORD_PAIRS`], is never parsed.
+/// [`PREFILTER_WHOLE_NAMES`] counts only where it does not continue a name, one of [`PREFILTER_IMPORTED`]
+/// only where the file can reach it), and neither pair of [`PREFILTER_WORD_PAIRS`], is never parsed.
 /// Environment writes matter only for a load-time variable (CAP106), whose name must be a string literal in
 /// the file, or for a CPU count (CAP105: `cpu_count`), so the variable names stand in for `environ`.
 pub fn prefilter_words() -> Vec<&'static str> {
     PREFILTER_BASE_WORDS
         .iter()
         .chain(PREFILTER_WHOLE_NAMES)
-        .chain(PREFILTER_MODULES)
+        .chain(PREFILTER_IMPORTED)
         .copied()
         .chain(capslint_cpu::thread_variables::read_at_load())
         .collect()

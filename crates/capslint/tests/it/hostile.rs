@@ -349,12 +349,14 @@ fn values_that_differ_by_path_stay_bounded() {
 
 #[test]
 fn package_names_in_prose_are_passed_over_in_linear_time() {
-    // The prefilter looks back from each booster package's name for the token before it: a line of
-    // names, and names under many blank or commented lines, are each looked at once.
+    // The prefilter looks back from each library name for the token before it: a line of names, one
+    // name holding the word a million times, and names under many blank or commented lines, are each
+    // looked at once.
     for (name, text) in [
         ("one_line.py", "xgboost ".repeat(500_000)),
         ("under_comments.py", "\n  # note\n".repeat(300_000) + "lightgbm\n"),
         ("alternating.py", "\n\n\ncatboost".repeat(300_000)),
+        ("one_name.py", format!("x = {}\n", "Pool".repeat(1_000_000))),
     ] {
         let started = std::time::Instant::now();
         assert_eq!(lint_codes(name, text), Vec::<String>::new(), "{name}");

@@ -28,7 +28,9 @@ enum Role {
     WholeName,
     /// One word of a pair, by its bit: the text matches once both bits of a pair are seen.
     PairWord(u32),
-    /// A library's top-level package: the text matches where it can name the package ([`names_a_module`]).
+    /// A library's package or one of its entry points, which a file reaches only through an import, an
+    /// attribute or a string: the text matches where the name it is part of follows a `.` or a quote,
+    /// or where an import statement holds it (or any star import is made).
     Module,
 }
 
@@ -44,8 +46,8 @@ impl WordSearch {
         Self::with_roles(words, whole_names, &[], pairs)
     }
 
-    /// [`WordSearch::with_pairs`], and any of `modules` where the text can name that package
-    /// ([`names_a_module`]).
+    /// [`WordSearch::with_pairs`], and any of `modules` where the text can reach that package or entry
+    /// point (see [`Role::Module`]).
     pub fn with_roles(words: &[&str], whole_names: &[&str], modules: &[&str], pairs: &[(&str, &str)]) -> Self {
         assert!(pairs.len() * 2 <= 64, "pair words fit the bit set of a search");
         let mut patterns: Vec<&str> = Vec::new();
@@ -82,6 +84,8 @@ impl WordSearch {
         let mut seen = 0u64;
         let mut from = 0;
         let mut module_elsewhere = false;
+        // Where the last module match ended: a match in the same name was judged with it.
+        let mut judged_to = 0;
         while let Some(found) = self.find_from(text, from) {
             from = found.end();
             match self.roles[found.pattern().as_usize()] {
@@ -96,8 +100,16 @@ impl WordSearch {
                         return true;
                     }
                 }
-                Role::Module if follows_a_dot_or_quote(text.as_bytes(), found.start()) => return true,
-                Role::Module => module_elsewhere = true,
+                Role::Module => {
+                    let bytes = text.as_bytes();
+                    let name_start = name_start(bytes, found.start(), judged_to);
+                    judged_to = found.end();
+                    match name_start {
+                        Some(start) if follows_a_dot_or_quote(bytes, start) => return true,
+                        Some(_) => module_elsewhere = true,
+                        None => {}
+                    }
+                }
             }
         }
         // Asked once, at the end: whether an import statement names one of the modules.
@@ -108,6 +120,10 @@ impl WordSearch {
     /// dropped and continued lines joined) holds one of the search's modules.
     fn an_import_names_a_module(&self, text: &str) -> bool {
         crate::project::imported_modules::any_import_statement(text, |statement| {
+            // A star import may bind any entry point of its module.
+            if statement.trim_end().ends_with('*') {
+                return true;
+            }
             let mut from = 0;
             while let Some(found) = self.find_from(statement, from) {
                 if matches!(self.roles[found.pattern().as_usize()], Role::Module) {
@@ -118,6 +134,17 @@ impl WordSearch {
             false
         })
     }
+}
+
+/// Where the name holding byte `at` starts (`ProcessPoolExecutor` for `Pool`), looked for back to
+/// `floor` at most: `None` when every byte back to `floor` is part of the name, which then is the one
+/// the match that ended at `floor` was in. Each byte is looked at once over a search.
+fn name_start(bytes: &[u8], at: usize, floor: usize) -> Option<usize> {
+    let mut start = at;
+    while start > floor && is_name_byte(bytes[start - 1]) {
+        start -= 1;
+    }
+    (start > floor || floor == 0 || !is_name_byte(bytes[floor - 1])).then_some(start)
 }
 
 /// Whether the token before byte `at` is a `.` or a string's opening quote, so that a package name
@@ -155,28 +182,33 @@ fn follows_a_dot_or_quote(bytes: &[u8], at: usize) -> bool {
 /// Whether the byte before `at` is one a Python name holds (a letter, a digit, `_`, or part of a
 /// non-ASCII character), so that a word found at `at` continues that name.
 fn continues_a_name(bytes: &[u8], at: usize) -> bool {
-    at > 0 && (bytes[at - 1].is_ascii_alphanumeric() || bytes[at - 1] == b'_' || bytes[at - 1] >= 0x80)
+    at > 0 && is_name_byte(bytes[at - 1])
 }
 
-/// The search of a whole file: each package of [`crate::PREFILTER_MODULES`] counts only where the text
-/// can name it.
+/// Whether `byte` can be part of a Python name: a letter, a digit, `_`, or part of a non-ASCII character.
+fn is_name_byte(byte: u8) -> bool {
+    byte.is_ascii_alphanumeric() || byte == b'_' || byte >= 0x80
+}
+
+/// The search of a whole file: each name of [`crate::PREFILTER_IMPORTED`] counts only where the text can
+/// reach it.
 fn python_prefilter() -> &'static WordSearch {
     static SEARCH: OnceLock<WordSearch> = OnceLock::new();
     SEARCH.get_or_init(|| {
         let words: Vec<&str> = crate::prefilter_words()
             .into_iter()
-            .filter(|word| !crate::PREFILTER_WHOLE_NAMES.contains(word) && !crate::PREFILTER_MODULES.contains(word))
+            .filter(|word| !crate::PREFILTER_WHOLE_NAMES.contains(word) && !crate::PREFILTER_IMPORTED.contains(word))
             .collect();
         WordSearch::with_roles(
             &words,
             crate::PREFILTER_WHOLE_NAMES,
-            crate::PREFILTER_MODULES,
+            crate::PREFILTER_IMPORTED,
             crate::PREFILTER_WORD_PAIRS,
         )
     })
 }
 
-/// The search of one function's text, which holds no import of its own: the packages count as words.
+/// The search of one function's text, which holds no import of its own: the imported names count as words.
 fn function_prefilter() -> &'static WordSearch {
     static SEARCH: OnceLock<WordSearch> = OnceLock::new();
     SEARCH.get_or_init(|| {
@@ -200,7 +232,7 @@ pub fn may_have_findings(text: &str) -> bool {
     searched_with(python_prefilter(), text)
 }
 
-/// [`may_have_findings`] of the text of one function: the packages of [`crate::PREFILTER_MODULES`] count
+/// [`may_have_findings`] of the text of one function: the names of [`crate::PREFILTER_IMPORTED`] count
 /// wherever they are written, since the function's text does not hold the module's imports.
 fn function_may_have_findings_in(definition: &str) -> bool {
     searched_with(function_prefilter(), definition)
@@ -357,6 +389,22 @@ mod tests {
             "# See lightgbm's documentation.\nx = 1\n",
             "use_xgboost = True\nif use_xgboost:\n    pass\n",
             "class Wrapper:\n    name = catboost_name\n",
+        ] {
+            assert!(!may_have_findings(text), "{text}");
+        }
+        // Entry points, reached the same ways, or through a star import.
+        for text in [
+            "import concurrent.futures as cf\ncf.ProcessPoolExecutor(max_workers=4)\n",
+            "from joblib import Parallel, delayed\n",
+            "from multiprocessing import *\nwith Pool() as pool:\n    pass\n",
+            "import os\nworkers = os.cpu_count()\n",
+            "executor_class = getattr(futures, \"ProcessPoolExecutor\")\n",
+        ] {
+            assert!(may_have_findings(text), "{text}");
+        }
+        for text in [
+            "\"\"\"Draws Parallel coordinates of a Pool of PodOperator runs.\"\"\"\n",
+            "class ThreadPoolish:\n    pass\n",
         ] {
             assert!(!may_have_findings(text), "{text}");
         }
