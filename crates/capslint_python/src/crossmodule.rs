@@ -5,7 +5,7 @@
 //! this file ([`super::detached`]); the body is walked by the rules over the other module's semantic
 //! model, and what they find there because of the call's values (and not with the defaults alone) is
 //! reported at the call, the use inside the function a related location in the other file. The other
-//! module's own check is unchanged.
+//! module's own check is unchanged (it reads the same tree when it comes later in the run).
 //!
 //! Bounded as calls of the module's own functions are ([`super::interprocedural`]): the calls followed
 //! one inside the other ([`MAX_CALL_DEPTH`], shared), the calls of one function per file

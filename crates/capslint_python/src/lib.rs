@@ -178,6 +178,16 @@ const ANALYSIS_STACK_BYTES: usize = 64 << 20;
 /// and nothing else.
 /// Imported names are resolved through `project`, when given.
 pub fn check(text: &str, rules: RuleSet, settings: &Settings, project: Option<ProjectContext<'_>>) -> PythonOutcome {
+    // A module that a call from another file was followed into is parsed already, without syntax errors
+    // and within the bounds the pre-scan sets: that tree serves the module's own check as well.
+    let kept = project.and_then(|context| context.index.kept_tree(context.file));
+    if let Some(module) = kept.filter(|module| module.file.text() == text) {
+        return stacker::maybe_grow(ANALYSIS_STACK_BYTES, ANALYSIS_STACK_BYTES, || {
+            let body = &module.parsed.syntax().body;
+            let checked = Module { text, body, distrusted: &Distrusted::none(), cells: None };
+            run_rules(checked, rules, settings, project, comments(&module.parsed))
+        });
+    }
     check_module(text, None, rules, settings, project)
 }
 

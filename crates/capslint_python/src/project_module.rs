@@ -1,6 +1,7 @@
 //! A module of the project kept parsed for the run: its text and its owned syntax tree, shared behind an
-//! `Arc` by every file that follows a call into one of its functions ([`super::crossmodule`]). The project
-//! index reads and parses it once ([`super::project`]); a file that needs it builds its semantic model.
+//! `Arc` by every file that follows a call into one of its functions ([`super::crossmodule`]), and by the
+//! module's own check when that comes later in the run ([`crate::check`]). The project index reads and
+//! parses it once ([`super::project`]); a file that needs it builds its semantic model.
 
 use std::sync::Arc;
 

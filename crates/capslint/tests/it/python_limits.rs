@@ -47,6 +47,38 @@ fn lint_project(files: &[(String, String)]) -> Vec<Diagnostic> {
     results.into_iter().flat_map(|result| result.diagnostics).collect()
 }
 
+#[test]
+fn a_module_followed_into_is_checked_from_the_tree_the_call_parsed() {
+    let dir = tempfile::tempdir().unwrap();
+    let utils = "from joblib import Parallel\n\n\ndef fan_out(tasks, jobs=1):\n    \
+                 return Parallel(n_jobs=jobs)(tasks)\n\n\nPOOL = Parallel(n_jobs=-1)\n";
+    std::fs::write(dir.path().join("utils.py"), utils).unwrap();
+    std::fs::write(dir.path().join("main.py"), "from utils import fan_out\n\nfan_out([], jobs=-1)\n").unwrap();
+    let input = |name: &str| Input {
+        path: dir.path().join(name),
+        display_name: name.to_string(),
+        kind: FileKind::Python,
+        contents: None,
+        settings: Arc::new(settings(&Overrides::default())),
+    };
+    let index = || {
+        let confinement = Arc::new(capslint_workspace::confine::Confinement::new([dir.path().to_path_buf()]));
+        ProjectIndex::new(dir.path().to_path_buf(), confinement)
+    };
+    let diagnostics = |results: Vec<lint::FileResult>| -> Vec<Diagnostic> {
+        results.into_iter().flat_map(|result| result.diagnostics).collect()
+    };
+    // The call in `main.py` is followed into `fan_out`, which parses `utils.py` and keeps its tree.
+    let shared = index();
+    assert_eq!(rows_and_codes(&diagnostics(lint::check_each(vec![input("main.py")], &shared))), [(3, "CAP101".into())]);
+    assert!(shared.kept_tree(&dir.path().join("utils.py")).is_some(), "the call parsed `utils.py`");
+    // `utils.py` checked from that tree reports what it reports from its own parse.
+    let from_kept = diagnostics(lint::check_each(vec![input("utils.py")], &shared));
+    let from_own = diagnostics(lint::check_each(vec![input("utils.py")], &index()));
+    assert_eq!(rows_and_codes(&from_own), [(8, "CAP101".into())]);
+    assert_eq!(render_json(&from_kept), render_json(&from_own));
+}
+
 /// Asserts that the chain `build(length)` reports exactly `within` for every length up to `longest`, and
 /// one CAP003 whose message names the limit (`limit`) and the place of the cut for the next two lengths.
 fn assert_cut_beyond(longest: usize, within: &[&str], limit: &str, build: impl Fn(usize) -> Vec<Diagnostic>) {

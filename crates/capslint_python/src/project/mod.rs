@@ -287,6 +287,13 @@ impl ProjectIndex {
         });
     }
 
+    /// The tree of the module at `path`, when a call followed into it has already parsed it (without
+    /// syntax errors and within the nesting bounds): never parses.
+    pub fn kept_tree(&self, path: &Path) -> Option<Arc<ProjectModule>> {
+        let cell = self.trees.lock().ok()?.get(path).cloned()?;
+        cell.get()?.as_ref().ok().cloned()
+    }
+
     /// The parsed tree of the module `summary` summarises, parsed on first use and kept for the run.
     fn tree(&self, summary: &ModuleSummary) -> Result<Arc<ProjectModule>, Unread> {
         let cell = {
