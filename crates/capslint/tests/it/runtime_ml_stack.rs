@@ -56,6 +56,17 @@ fn python_with(module: &str) -> Option<PathBuf> {
     None
 }
 
+/// [`python_with`], on a machine whose affinity mask has two CPUs or more, where a library's default
+/// pool can exceed a limit of 1: `None` once the test is skipped, with `why` it does not apply otherwise.
+fn python_with_two_cpus(module: &str, why: &str) -> Option<PathBuf> {
+    let python = python_with(module)?;
+    if affinity_cpus() < 2 {
+        skip_inapplicable(why);
+        return None;
+    }
+    Some(python)
+}
+
 /// The measured call's report; panics with the output when there is none.
 fn report(output: &Output, what: &str) -> Value {
     assert_eq!(output.status.code(), Some(0), "{what}: the workload failed:\n{}", describe(output));
@@ -159,10 +170,11 @@ fn torch_intra_op_pool_stays_within_the_limit_under_exec() {
     check("torch", false);
     // torch sizes its intra-op pool from the affinity mask when no variable is set: the measurement
     // above would have seen a pool beyond the limit.
-    let Some(python) = python_with("torch") else { return };
-    if affinity_cpus() < 2 {
-        return skip_inapplicable("torch: one CPU in the affinity mask, so no default pool exceeds the limit");
-    }
+    let Some(python) =
+        python_with_two_cpus("torch", "torch: one CPU in the affinity mask, so no default pool exceeds the limit")
+    else {
+        return;
+    };
     let _serial = REAL_CGROUP_LOCK.lock().unwrap_or_else(|e| e.into_inner());
     let cgroup = match TestCgroup::create(100_000, 100_000) {
         Ok(cgroup) => cgroup,
@@ -176,10 +188,11 @@ fn torch_intra_op_pool_stays_within_the_limit_under_exec() {
 
 #[test]
 fn runtime_judges_torchs_intra_op_pool_and_lists_its_inter_op_pool() {
-    let Some(python) = python_with("torch") else { return };
-    if affinity_cpus() < 2 {
-        return skip_inapplicable("one CPU in the affinity mask: no torch pool exceeds a limit of 1");
-    }
+    let Some(python) =
+        python_with_two_cpus("torch", "one CPU in the affinity mask: no torch pool exceeds a limit of 1")
+    else {
+        return;
+    };
     let runtime = |vars| runtime_json(&python, "torch", vars, Some("v2-namespace"));
     let size = |report: &Value, pool: &str| {
         let pools = report["library_pools"].as_array().expect("library_pools");
@@ -204,10 +217,10 @@ fn runtime_judges_torchs_intra_op_pool_and_lists_its_inter_op_pool() {
 
 #[test]
 fn runtime_reports_the_ml_pools_and_judges_them_against_the_limit() {
-    let Some(python) = python_with("numba") else { return };
-    if affinity_cpus() < 2 {
-        return skip_inapplicable("one CPU in the affinity mask: no ML pool exceeds a limit of 1");
-    }
+    let Some(python) = python_with_two_cpus("numba", "one CPU in the affinity mask: no ML pool exceeds a limit of 1")
+    else {
+        return;
+    };
     let runtime = |vars| runtime_json(&python, "cv2", vars, Some("v2-namespace"));
     // ADR-0096's five caps alone: numba sizes its pool from the affinity mask, ONNX Runtime from the
     // physical cores, OpenCV from the CPUs; all are above the limit, and runtime says so.
@@ -266,10 +279,11 @@ fn runtime_reports_the_ml_pools_and_judges_them_against_the_limit() {
 
 #[test]
 fn runtime_reports_tensorflows_pools_when_the_workload_imports_it() {
-    let Some(python) = python_with("tensorflow") else { return };
-    if affinity_cpus() < 2 {
-        return skip_inapplicable("one CPU in the affinity mask: no TensorFlow pool exceeds a limit of 1");
-    }
+    let Some(python) =
+        python_with_two_cpus("tensorflow", "one CPU in the affinity mask: no TensorFlow pool exceeds a limit of 1")
+    else {
+        return;
+    };
     let runtime = |vars| runtime_json(&python, "tensorflow", vars, None);
     let tensorflow_pools = |report: &Value| -> Vec<Value> {
         let pools = report["library_pools"].as_array().expect("library_pools");
