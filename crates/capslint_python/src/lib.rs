@@ -183,9 +183,7 @@ pub fn check(text: &str, rules: RuleSet, settings: &Settings, project: Option<Pr
     let kept = project.and_then(|context| context.index.kept_tree(context.file));
     if let Some(module) = kept.filter(|module| module.file.text() == text) {
         return stacker::maybe_grow(ANALYSIS_STACK_BYTES, ANALYSIS_STACK_BYTES, || {
-            let body = &module.parsed.syntax().body;
-            let checked = Module { text, body, distrusted: &Distrusted::none(), cells: None };
-            run_rules(checked, rules, settings, project, comments(&module.parsed))
+            check_clean(text, &module.parsed, None, rules, settings, project)
         });
     }
     check_module(text, None, rules, settings, project)
@@ -219,6 +217,19 @@ fn check_module(
     })
 }
 
+/// Runs the rules on `text`, whose tree `parsed` has no syntax error and is within the pre-scan's bounds.
+fn check_clean(
+    text: &str,
+    parsed: &Parsed<ModModule>,
+    cells: Option<&CellMap>,
+    rules: RuleSet,
+    settings: &Settings,
+    project: Option<ProjectContext<'_>>,
+) -> PythonOutcome {
+    let module = Module { text, body: &parsed.syntax().body, distrusted: &Distrusted::none(), cells };
+    run_rules(module, rules, settings, project, comments(parsed))
+}
+
 /// The outcome of a file [`prescan`] refused: its CAP003 finding, if enabled.
 fn refused(refusal: prescan::Refusal, rules: RuleSet) -> PythonOutcome {
     let findings = rules.contains(Rule::AnalysisBudgetExceeded).then(|| refusal.finding()).into_iter().collect();
@@ -239,9 +250,7 @@ fn analyse(
         return refused(refusal, rules);
     }
     if parsed.errors().is_empty() {
-        let comments = comments(&parsed);
-        let module = Module { text, body: &parsed.syntax().body, distrusted: &Distrusted::none(), cells };
-        return run_rules(module, rules, settings, project, comments);
+        return check_clean(text, &parsed, cells, rules, settings, project);
     }
     // A notebook's cell that does not parse (Python 2, a shell session pasted in) leaves the other
     // cells readable, as they are when the notebook runs: those cells are blanked and the rest checked.
