@@ -52,6 +52,18 @@ type Located = (PathBuf, Vec<String>);
 /// costs more than the lookups it keys).
 type PathKey = OsString;
 
+/// `name`, imported by a file of `directory`, as it is asked from the package it names: a name two or
+/// more levels up (`..utils.x`) becomes `.utils.x` in the package's directory, so that the files of every
+/// directory below that package share one answer. `None` when the name climbs above the file system's root.
+fn from_its_package<'d, 'n>(directory: &'d Path, name: &'n str) -> Option<(&'d Path, std::borrow::Cow<'n, str>)> {
+    match relative_level(name) {
+        level @ 2.. => {
+            Some((directory.ancestors().nth(level - 1)?, std::borrow::Cow::Owned(format!(".{}", &name[level..]))))
+        }
+        _ => Some((directory, std::borrow::Cow::Borrowed(name))),
+    }
+}
+
 /// Answers for the dotted names imported from one directory, found by the name as borrowed text.
 type ByName<T> = FxHashMap<Box<str>, T>;
 
@@ -183,13 +195,7 @@ impl ProjectIndex {
         // A name two or more levels up is asked from the package it names, as [`ProjectIndex::locate`]
         // searches it, so that the files of sibling packages share one answer.
         let imported = name;
-        let (directory, name) = match relative_level(name) {
-            level @ 2.. => {
-                let Some(base) = directory.ancestors().nth(level - 1) else { return false };
-                (base, std::borrow::Cow::Owned(format!(".{}", &name[level..])))
-            }
-            _ => (directory, std::borrow::Cow::Borrowed(name)),
-        };
+        let Some((directory, name)) = from_its_package(directory, name) else { return false };
         let known =
             self.import_answers.read().ok().and_then(|answers| {
                 answers.get(directory.as_os_str()).and_then(|names| names.get(name.as_ref()).copied())
@@ -358,12 +364,7 @@ impl ProjectIndex {
     fn locate(&self, from: &Path, qualified: &str) -> Option<Arc<Located>> {
         // A relative name is searched from the package it names, so that the files of every directory
         // below it that import the same module share one search (`..utils.x` from two subpackages).
-        let level = relative_level(qualified);
-        let directory = from.parent()?;
-        let (directory, qualified) = match level {
-            0 | 1 => (directory, std::borrow::Cow::Borrowed(qualified)),
-            _ => (directory.ancestors().nth(level - 1)?, std::borrow::Cow::Owned(format!(".{}", &qualified[level..]))),
-        };
+        let (directory, qualified) = from_its_package(from.parent()?, qualified)?;
         let known = self.located.read().ok().and_then(|located| {
             located.get(directory.as_os_str()).and_then(|names| names.get(qualified.as_ref()).cloned())
         });
