@@ -11,7 +11,7 @@
 //! (its directory, for a file). See [`Confinement::root_of`].
 
 use std::fs::File;
-use std::io::{self, Read};
+use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -154,7 +154,8 @@ impl Confinement {
 
     /// [`Confinement::file`], with the directory that holds `path` resolved once per `directories`: a
     /// regular file (not a link) named in a directory resolves to the directory's resolution and its
-    /// name. Anything else (a link, a missing file) is resolved as [`Confinement::file`] resolves it.
+    /// name; a path that cannot be looked up (a missing file) is missing, as its resolution would be.
+    /// Anything else (a link, a directory) is resolved as [`Confinement::file`] resolves it.
     pub fn file_in(&self, directories: &ResolvedDirectories, path: &Path, shown: &str) -> Result<PathBuf, Refusal> {
         let (Some(directory), Some(std::path::Component::Normal(name))) =
             (path.parent(), path.components().next_back())
@@ -173,7 +174,8 @@ impl Confinement {
                 }
                 Ok(resolved)
             }
-            _ => self.file(path, shown),
+            Err(_) => Err(Refusal::Missing(shown.to_string())),
+            Ok(_) => self.file(path, shown),
         }
     }
 
@@ -219,11 +221,25 @@ impl ResolvedDirectories {
         if let Some(known) = self.resolved.read().ok().and_then(|resolved| resolved.get(directory).cloned()) {
             return known;
         }
-        let resolved = std::fs::canonicalize(directory).ok();
+        let resolved = self.resolve_once(directory);
         if let Ok(mut known) = self.resolved.write() {
             known.insert(directory.to_path_buf(), resolved.clone());
         }
         resolved
+    }
+
+    /// Where `directory` leads: a directory that is not a link, named in its parent, is its parent's
+    /// resolution and its name, so a new directory costs one system call once its parent is known. A link,
+    /// a `..` at the end or a missing directory is resolved whole.
+    fn resolve_once(&self, directory: &Path) -> Option<PathBuf> {
+        if let (Some(parent), Some(std::path::Component::Normal(name))) =
+            (directory.parent(), directory.components().next_back())
+            && !parent.as_os_str().is_empty()
+            && std::fs::symlink_metadata(directory).is_ok_and(|metadata| metadata.is_dir())
+        {
+            return self.resolve(parent).map(|parent| parent.join(name));
+        }
+        std::fs::canonicalize(directory).ok()
     }
 }
 
@@ -271,11 +287,36 @@ pub fn read_opened(mut file: File, shown: &str, limit: u64) -> Result<Vec<u8>, R
     if metadata.len() > limit {
         return Err(Refusal::TooLarge(shown.to_string(), limit));
     }
-    let mut bytes = Vec::with_capacity(metadata.len() as usize + 1);
-    // A file that grows after the `fstat` is still read no further than the limit.
-    (&mut file).take(limit + 1).read_to_end(&mut bytes).map_err(io)?;
+    let bytes = read_sized(&mut file, metadata.len(), limit).map_err(io)?;
     if bytes.len() as u64 > limit {
         return Err(Refusal::TooLarge(shown.to_string(), limit));
+    }
+    Ok(bytes)
+}
+
+/// The bytes of `file`, whose `fstat` gave `size`, read up to `limit + 1` bytes. The first read asks for
+/// one byte more than `size`: when it returns exactly `size` bytes the file is whole, and no second read
+/// (returning nothing) is needed to learn it. A file that is larger than it said (it grew, or its file
+/// system reports no size) is read on to its end or past the limit; a short read is read on too.
+fn read_sized(file: &mut File, size: u64, limit: u64) -> io::Result<Vec<u8>> {
+    let cap = limit.saturating_add(1);
+    let mut bytes = Vec::with_capacity(size.saturating_add(1).min(cap) as usize);
+    loop {
+        if bytes.len() == bytes.capacity() {
+            if bytes.len() as u64 >= cap {
+                break;
+            }
+            // Larger than its `fstat` said: grow as `read_to_end` does, to at most one byte past the limit.
+            let grown = (bytes.len() as u64).saturating_mul(2).max(8192).min(cap) as usize;
+            bytes.reserve_exact(grown - bytes.len());
+        }
+        match platform::read_into_spare(file, &mut bytes) {
+            Ok(0) => break,
+            Ok(_) if size > 0 && bytes.len() as u64 == size => break,
+            Ok(_) => {}
+            Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
+            Err(error) => return Err(error),
+        }
     }
     Ok(bytes)
 }
@@ -368,7 +409,19 @@ mod tests {
         symlink(&outside, repo.join("deploy/dir")).unwrap();
         symlink(repo.join("deploy"), repo.join("alias")).unwrap();
         fs::write(repo.join("deploy/pod.yaml"), "kind: Pod\n").unwrap();
+        // Links in the middle of a path, one of them relative: below them, each directory is resolved
+        // from its parent's resolution.
+        fs::create_dir_all(repo.join("deploy/sub/deeper")).unwrap();
+        fs::create_dir_all(outside.join("nested")).unwrap();
+        fs::write(repo.join("deploy/sub/deeper/job.yaml"), "kind: Job\n").unwrap();
+        fs::write(outside.join("nested/secret.yaml"), "secret\n").unwrap();
+        symlink("../deploy/sub", repo.join("deploy/relative")).unwrap();
         let paths = [
+            repo.join("alias/sub/deeper/job.yaml"),
+            repo.join("deploy/relative/deeper/job.yaml"),
+            repo.join("deploy/dir/nested/secret.yaml"),
+            repo.join("deploy/sub/deeper/../../relative/deeper/job.yaml"),
+            repo.join("deploy/sub/deeper/job.yaml"),
             repo.join("deploy/pod.yaml"),
             repo.join("alias/pod.yaml"),
             repo.join("deploy/../deploy/pod.yaml"),
@@ -391,6 +444,28 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn a_file_is_read_whole_whatever_size_its_metadata_gave() {
+        let dir = tempfile::TempDir::new().unwrap();
+        let path = dir.path().join("module.py");
+        let text: Vec<u8> = (0..100_000u32).map(|at| b'a' + (at % 26) as u8).collect();
+        fs::write(&path, &text).unwrap();
+        let read = |size: u64, limit: u64| read_sized(&mut File::open(&path).unwrap(), size, limit).unwrap();
+        // The size `fstat` gives, a smaller one (the file grew), none (a file system without sizes).
+        for size in [100_000, 99_999, 1, 0] {
+            assert_eq!(read(size, 1 << 20), text, "size {size}");
+        }
+        // Past the limit: one byte more than the limit is read, for the caller to refuse.
+        assert_eq!(read(0, 5000).len(), 5001);
+        assert_eq!(read(100_000, 50_000).len(), 50_001);
+        fs::write(&path, "").unwrap();
+        assert_eq!(read(0, 1 << 20), b"");
+        assert_eq!(open_regular(&path, "x", 10).unwrap(), b"");
+        fs::write(&path, "12345678901").unwrap();
+        assert_eq!(open_regular(&path, "x", 10), Err(Refusal::TooLarge("x".into(), 10)));
+        assert_eq!(open_regular(&path, "x", 11).unwrap(), b"12345678901");
     }
 
     #[cfg(unix)]

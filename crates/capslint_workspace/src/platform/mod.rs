@@ -14,11 +14,11 @@ mod unix;
 #[cfg(unix)]
 pub use unix::{
     FileId, SYSTEM_TREES, create_private, file_id, has_other_names, keep_identity, may_rewrite, open_read, open_write,
-    same_path,
+    read_into_spare, same_path,
 };
 
 #[cfg(not(unix))]
 pub use portable::{
     FileId, SYSTEM_TREES, create_private, file_id, has_other_names, keep_identity, may_rewrite, open_read, open_write,
-    same_path,
+    read_into_spare, same_path,
 };

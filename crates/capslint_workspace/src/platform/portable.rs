@@ -19,6 +19,17 @@ pub fn open_read(path: &Path) -> io::Result<File> {
     open_unfollowed(path, OpenOptions::new().read(true))
 }
 
+/// Reads from `file` into the spare capacity of `bytes` and extends `bytes` by what was read (0 at the end
+/// of the file); the spare capacity is zeroed first.
+pub fn read_into_spare(file: &mut File, bytes: &mut Vec<u8>) -> io::Result<usize> {
+    use std::io::Read;
+    let filled = bytes.len();
+    bytes.resize(bytes.capacity(), 0);
+    let read = file.read(&mut bytes[filled..]);
+    bytes.truncate(filled + *read.as_ref().unwrap_or(&0));
+    read
+}
+
 /// Opens the existing regular file `path` to write it in place, refusing what [`open_read`] refuses.
 pub fn open_write(path: &Path) -> io::Result<File> {
     open_unfollowed(path, OpenOptions::new().write(true))
@@ -116,6 +127,24 @@ mod tests {
     use std::io::{Read, Write};
 
     use super::*;
+
+    #[test]
+    fn a_read_into_spare_capacity_appends_what_it_read_as_the_unix_twin_does() {
+        let directory = tempfile::TempDir::new().unwrap();
+        let path = directory.path().join("a.py");
+        fs::write(&path, "import os\n").unwrap();
+        for read_into_spare in [read_into_spare, crate::platform::read_into_spare] {
+            let mut file = File::open(&path).unwrap();
+            let mut bytes = b"#!".to_vec();
+            bytes.reserve_exact(4);
+            let room = bytes.capacity() - bytes.len();
+            assert_eq!(read_into_spare(&mut file, &mut bytes).unwrap(), room);
+            bytes.reserve(64);
+            assert_eq!(read_into_spare(&mut file, &mut bytes).unwrap(), 10 - room);
+            assert_eq!(read_into_spare(&mut file, &mut bytes).unwrap(), 0);
+            assert_eq!(bytes, b"#!import os\n");
+        }
+    }
 
     #[test]
     fn a_regular_file_is_opened_to_read_and_to_write() {

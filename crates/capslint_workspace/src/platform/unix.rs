@@ -17,6 +17,20 @@ pub fn open_read(path: &Path) -> io::Result<File> {
     OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW | libc::O_NOCTTY).open(path)
 }
 
+/// Reads from `file` into the spare capacity of `bytes` and extends `bytes` by what was read (0 at the end
+/// of the file): the spare capacity is not zeroed first, as a safe read into a slice needs it to be.
+pub fn read_into_spare(file: &mut File, bytes: &mut Vec<u8>) -> io::Result<usize> {
+    use std::os::fd::AsRawFd;
+    let spare = bytes.spare_capacity_mut();
+    // SAFETY: `read` writes at most `spare.len()` bytes, into memory the vector owns and has not
+    // initialised; it returns how many it wrote, or -1 having written none.
+    let read = unsafe { libc::read(file.as_raw_fd(), spare.as_mut_ptr().cast(), spare.len()) };
+    let read = usize::try_from(read).map_err(|_| io::Error::last_os_error())?;
+    // SAFETY: the first `read` bytes of the spare capacity were just written.
+    unsafe { bytes.set_len(bytes.len() + read) };
+    Ok(read)
+}
+
 /// Opens the existing file `path` to write it in place, without following a symbolic link at its end
 /// or blocking.
 pub fn open_write(path: &Path) -> io::Result<File> {
