@@ -5,6 +5,7 @@
 //! that exists may be read is the confinement's to say.
 
 use std::ffi::{OsStr, OsString};
+use std::io::ErrorKind;
 use std::path::Path;
 use std::sync::{Arc, RwLock};
 
@@ -55,7 +56,8 @@ impl Listings {
         {
             return known;
         }
-        let listing = list(directory).map(Arc::new);
+        let listing = if self.is_known_missing(directory) { Some(Entries::default()) } else { list(directory) };
+        let listing = listing.map(Arc::new);
         let answer = listing.as_deref().map(&question);
         if let Ok(mut listed) = self.listed.write() {
             listed.insert(directory.as_os_str().to_owned(), listing);
@@ -64,10 +66,27 @@ impl Listings {
     }
 }
 
-/// The entries of `directory`, at most [`MAX_LISTED_ENTRIES`] of them.
+impl Listings {
+    /// Whether the listing of `directory`'s parent, when it was listed already, lacks `directory`: then
+    /// nothing is below it, and no system call needs to say so.
+    fn is_known_missing(&self, directory: &Path) -> bool {
+        let (Some(parent), Some(name)) = (directory.parent(), directory.file_name()) else { return false };
+        self.listed.read().ok().is_some_and(
+            |listed| matches!(listed.get(parent.as_os_str()), Some(Some(entries)) if !entries.names.contains(name)),
+        )
+    }
+}
+
+/// The entries of `directory`, at most [`MAX_LISTED_ENTRIES`] of them; none when it does not exist or is
+/// not a directory.
 fn list(directory: &Path) -> Option<Entries> {
     let mut entries = Entries::default();
-    for entry in std::fs::read_dir(directory).ok()? {
+    let listing = match std::fs::read_dir(directory) {
+        Ok(listing) => listing,
+        Err(error) if matches!(error.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => return Some(entries),
+        Err(_) => return None,
+    };
+    for entry in listing {
         let entry = entry.ok()?;
         if entries.names.len() == MAX_LISTED_ENTRIES {
             return None;
@@ -96,11 +115,43 @@ mod tests {
         assert_eq!(listings.contains(directory.path(), OsStr::new("gcp.py")), Some(true));
         assert_eq!(listings.contains(directory.path(), OsStr::new("utils")), Some(true));
         assert_eq!(listings.contains(directory.path(), OsStr::new("time.py")), Some(false));
-        assert_eq!(listings.contains(&directory.path().join("missing"), OsStr::new("gcp.py")), None);
+        // A directory that does not exist, or is a file, holds nothing.
+        assert_eq!(listings.contains(&directory.path().join("missing"), OsStr::new("gcp.py")), Some(false));
+        assert_eq!(listings.contains(&directory.path().join("gcp.py"), OsStr::new("x.py")), Some(false));
         assert_eq!(listings.has_module_or_package(directory.path(), "gcp"), Some(true));
         assert_eq!(listings.has_module_or_package(directory.path(), "utils"), Some(true));
         assert_eq!(listings.has_module_or_package(directory.path(), "gcp.py"), Some(true));
         assert_eq!(listings.has_module_or_package(directory.path(), "time"), Some(false));
-        assert_eq!(listings.has_module_or_package(&directory.path().join("missing"), "gcp"), None);
+        assert_eq!(listings.has_module_or_package(&directory.path().join("missing"), "gcp"), Some(false));
+    }
+
+    #[test]
+    fn below_a_name_its_listed_parent_lacks_nothing_is_listed() {
+        let directory = tempfile::tempdir().unwrap();
+        let listings = Listings::default();
+        assert_eq!(listings.contains(directory.path(), OsStr::new("later")), Some(false));
+        // Made after the parent was listed: the run answers from the parent's listing, as of when it read it.
+        std::fs::create_dir(directory.path().join("later")).unwrap();
+        std::fs::write(directory.path().join("later/gcp.py"), "").unwrap();
+        assert_eq!(listings.has_module_or_package(&directory.path().join("later"), "gcp"), Some(false));
+        // A directory whose parent was never listed is listed itself.
+        std::fs::create_dir_all(directory.path().join("fresh/utils")).unwrap();
+        std::fs::write(directory.path().join("fresh/utils/gcp.py"), "").unwrap();
+        assert_eq!(listings.has_module_or_package(&directory.path().join("fresh/utils"), "gcp"), Some(true));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn an_unreadable_directory_is_not_taken_for_an_empty_one() {
+        use std::os::unix::fs::PermissionsExt;
+        let directory = tempfile::tempdir().unwrap();
+        let closed = directory.path().join("closed");
+        std::fs::create_dir(&closed).unwrap();
+        std::fs::set_permissions(&closed, std::fs::Permissions::from_mode(0o000)).unwrap();
+        let readable = std::fs::read_dir(&closed).is_ok();
+        let answer = Listings::default().contains(&closed, OsStr::new("gcp.py"));
+        std::fs::set_permissions(&closed, std::fs::Permissions::from_mode(0o755)).unwrap();
+        // Root reads it anyway; anyone else cannot, and the listing then answers nothing.
+        assert_eq!(answer, if readable { Some(false) } else { None });
     }
 }

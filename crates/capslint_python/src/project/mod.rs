@@ -150,8 +150,8 @@ impl ProjectIndex {
         if let Some(known) = self.files.read().ok().and_then(|files| files.get(path.as_os_str()).copied()) {
             return known;
         }
-        let exists =
-            std::fs::metadata(path).is_ok_and(|metadata| metadata.is_file()) && self.reader.file(path, "").is_ok();
+        // The confinement admits only a regular file (a link's target, for a link).
+        let exists = self.reader.file(path, "").is_ok();
         if let Ok(mut files) = self.files.write() {
             files.insert(path.as_os_str().to_owned(), exists);
         }
