@@ -22,6 +22,7 @@ use capslint_diagnostics::registry::Rule;
 use capslint_diagnostics::source::SourceFile;
 use capslint_diagnostics::suppress::{self, ManifestSuppressions, Scope};
 use capslint_pod_template::TemplateUse;
+use capslint_workspace::confine::ConfinedReader;
 
 /// What the cross-file phase produced.
 #[derive(Debug, Default)]
@@ -129,7 +130,8 @@ fn project(files: &[ManifestFile]) -> Project<'_> {
 fn mark_patches_partial(files: &mut [ManifestFile]) {
     let Some(first) = files.first() else { return };
     let (cwd, confinement) = (first.settings.cwd().to_path_buf(), Arc::clone(&first.settings.confinement));
-    let patches = kustomize::patch_files::patch_files(files.iter().map(|file| file.file.path()), &cwd, &confinement);
+    let reader = ConfinedReader::new(confinement);
+    let patches = kustomize::patch_files::patch_files(files.iter().map(|file| file.file.path()), &cwd, &reader);
     if patches.is_empty() {
         return;
     }

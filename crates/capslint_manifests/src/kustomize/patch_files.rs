@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use capslint_workspace::confine::Confinement;
+use capslint_workspace::confine::ConfinedReader;
 use capslint_workspace::paths;
 use capslint_yaml::{self as yaml, Node};
 
@@ -27,7 +27,7 @@ const MAX_KUSTOMIZATION_BYTES: u64 = 1 << 20;
 pub fn patch_files<'p>(
     manifests: impl IntoIterator<Item = &'p Path>,
     cwd: &Path,
-    confinement: &Confinement,
+    reader: &ConfinedReader,
 ) -> FxHashSet<PathBuf> {
     let mut directories: FxHashMap<PathBuf, ()> = FxHashMap::default();
     for manifest in manifests {
@@ -40,7 +40,7 @@ pub fn patch_files<'p>(
     for directory in directories.keys() {
         for name in KUSTOMIZATION_FILES {
             let path = directory.join(name);
-            if let Ok(text) = confinement.read_to_string(&path, &path.display().to_string(), MAX_KUSTOMIZATION_BYTES) {
+            if let Ok(text) = reader.read_to_string(&path, &path.display().to_string(), MAX_KUSTOMIZATION_BYTES) {
                 listed_patches(&text, directory, &mut patches);
             }
         }
@@ -76,6 +76,8 @@ fn listed_patches(text: &str, directory: &Path, patches: &mut FxHashSet<PathBuf>
 #[cfg(test)]
 mod tests {
     use super::*;
+    use capslint_workspace::confine::Confinement;
+    use std::sync::Arc;
 
     #[test]
     fn patches_listed_every_way_are_found_relative_to_their_kustomization() {
@@ -88,7 +90,11 @@ mod tests {
         )
         .unwrap();
         let manifest = overlay.join("patches/cpu.yaml");
-        let found = patch_files([manifest.as_path()], dir.path(), &Confinement::new([dir.path().to_path_buf()]));
+        let found = patch_files(
+            [manifest.as_path()],
+            dir.path(),
+            &ConfinedReader::new(Arc::new(Confinement::new([dir.path().to_path_buf()]))),
+        );
         let expected: FxHashSet<PathBuf> = ["patches/cpu.yaml", "env.yaml", "json/replicas.yaml"]
             .iter()
             .map(|relative| overlay.join(relative))
@@ -101,7 +107,12 @@ mod tests {
         let dir = tempfile::TempDir::new().unwrap();
         let manifest = dir.path().join("deploy/train.yaml");
         assert!(
-            patch_files([manifest.as_path()], dir.path(), &Confinement::new([dir.path().to_path_buf()])).is_empty()
+            patch_files(
+                [manifest.as_path()],
+                dir.path(),
+                &ConfinedReader::new(Arc::new(Confinement::new([dir.path().to_path_buf()])))
+            )
+            .is_empty()
         );
     }
 }
