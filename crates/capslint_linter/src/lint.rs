@@ -74,7 +74,16 @@ pub struct RunResult {
 pub fn check_inputs(inputs: Vec<Input>) -> RunResult {
     let scanned = scanned_yaml(&inputs);
     let project = project_index(&inputs);
-    combine(check_each(inputs, &project), &scanned)
+    let results = check_each(inputs, &project);
+    drop_aside(project);
+    combine(results, &scanned)
+}
+
+/// Frees the run's project index on a thread of its own: it holds every module parsed for the run, and
+/// the report need not wait for their trees to be freed.
+fn drop_aside(project: ProjectIndex) {
+    // When no thread can be had, the index is freed here, with the closure that could not run.
+    let _ = std::thread::Builder::new().name("capslint-free".into()).spawn(move || drop(project));
 }
 
 /// [`check_inputs`] for documents an editor holds, their text in memory (`contents`): the directories of
@@ -88,7 +97,9 @@ pub fn check_documents(inputs: Vec<Input>) -> RunResult {
         .map(|input| k8s::ScannedYaml { path: input.path.clone(), settings: Arc::clone(&input.settings) })
         .collect();
     let project = project_index(&inputs);
-    combine(check_each(inputs, &project), &scanned)
+    let results = check_each(inputs, &project);
+    drop_aside(project);
+    combine(results, &scanned)
 }
 
 /// The modules that imported names resolve through, read on demand (within the run's roots) and shared by
