@@ -220,13 +220,13 @@ pub fn binding<'f, 'c>(
 }
 
 /// The value an instance's `__init__` gives its attribute `attribute` (`self.params = params`), with where
-/// to evaluate it: only when that is the one assignment of the attribute in the class's methods, a
-/// statement of `__init__`'s own body (not inside an `if` or a loop).
+/// to evaluate it and the assignment's target: only when that is the one assignment of the attribute in
+/// the class's methods, a statement of `__init__`'s own body (not inside an `if` or a loop).
 pub fn instance_assignment<'a>(
     instance: &Instance<'a>,
     attribute: &str,
     init: &'a ast::StmtFunctionDef,
-) -> Option<(&'a Expr, ruff_text_size::TextSize)> {
+) -> Option<(&'a Expr, ruff_text_size::TextSize, TextRange)> {
     let mut assignments = AttributeAssignments { attribute, count: 0 };
     for stmt in &instance.class.body {
         if let ast::Stmt::FunctionDef(method) = stmt {
@@ -240,12 +240,12 @@ pub fn instance_assignment<'a>(
         ast::Stmt::Assign(ast::StmtAssign { targets, value, range, .. })
             if matches!(targets.as_slice(), [Expr::Attribute(target)] if is_receiver_attribute(target, instance.receiver, attribute)) =>
         {
-            Some((value.as_ref(), ruff_text_size::Ranged::start(range)))
+            Some((value.as_ref(), ruff_text_size::Ranged::start(range), ruff_text_size::Ranged::range(&targets[0])))
         }
         ast::Stmt::AnnAssign(ast::StmtAnnAssign { target, value: Some(value), range, .. })
             if matches!(target.as_ref(), Expr::Attribute(target) if is_receiver_attribute(target, instance.receiver, attribute)) =>
         {
-            Some((value.as_ref(), ruff_text_size::Ranged::start(range)))
+            Some((value.as_ref(), ruff_text_size::Ranged::start(range), ruff_text_size::Ranged::range(target.as_ref())))
         }
         _ => None,
     })

@@ -20,6 +20,7 @@ pub mod libraries;
 pub mod limits;
 mod lookup;
 pub mod notebook;
+mod own_instance;
 mod paths;
 mod pod_templates;
 pub mod prefilter;

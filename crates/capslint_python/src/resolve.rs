@@ -12,6 +12,7 @@ use super::budget::Budget;
 use super::calls::{Argument, CallFrames};
 use super::limits::{Cut, Limit, MAX_ALTERNATIVES, MAX_DEPTH};
 use super::lookup::ProjectLookup;
+use super::own_instance;
 use super::paths::{self, TooMany};
 pub use super::site::Site;
 pub use super::value::{At, CapNames, DictEntry, DictValue, EntryValue, Resolved, Unknown, Value};
@@ -31,6 +32,9 @@ type MemoKey = (usize, ScopeId, TextSize, u32);
 
 /// Memoised results, with the first limit that cut each short (`None` for a complete one).
 type Memo<T> = RefCell<FxHashMap<MemoKey, (T, Option<Cut>)>>;
+
+/// What an `__init__` assigns an attribute: the value, where to evaluate it, and the assignment's target.
+type InitAssignment<'a> = (&'a Expr, TextSize, TextRange);
 
 /// The calls whose result is a namespace a callee can be found in: a multiprocessing context, a
 /// threadpoolctl controller, or an imported module.
@@ -63,6 +67,9 @@ pub struct Resolver<'m, 'a> {
     cut: RefCell<Option<Cut>>,
     /// The parameters of the calls being followed into functions of this module, when there are any.
     frames: Option<Rc<CallFrames<'a>>>,
+    /// What each class's own `__init__` assigns each attribute a method reads ([`super::own_instance`]),
+    /// by the class's address and the attribute.
+    own_instances: RefCell<FxHashMap<(usize, &'a str), Option<InitAssignment<'a>>>>,
 }
 
 impl<'m, 'a> Resolver<'m, 'a> {
@@ -77,6 +84,7 @@ impl<'m, 'a> Resolver<'m, 'a> {
             names: RefCell::default(),
             cut: RefCell::default(),
             frames: None,
+            own_instances: RefCell::default(),
         }
     }
 
@@ -99,6 +107,7 @@ impl<'m, 'a> Resolver<'m, 'a> {
             names: RefCell::default(),
             cut: RefCell::default(),
             frames: None,
+            own_instances: RefCell::default(),
         }
     }
 
@@ -647,11 +656,13 @@ impl<'m, 'a> Resolver<'m, 'a> {
         &self,
         base: &ast::ExprName,
         scope: ScopeId,
-        attribute: &ast::ExprAttribute,
+        attribute: &'a ast::ExprAttribute,
         depth: u32,
     ) -> Resolved<'a> {
         let unknown = Resolved::of(Value::Unknown(Unknown::Other));
-        let Some(instance) = self.frames.as_ref().and_then(|frames| frames.instance(scope)) else { return unknown };
+        let Some(instance) = self.frames.as_ref().and_then(|frames| frames.instance(scope)) else {
+            return self.own_instance_attribute(base, scope, attribute, depth);
+        };
         if instance.receiver != base.id.as_str() {
             return unknown;
         }
@@ -666,9 +677,58 @@ impl<'m, 'a> Resolver<'m, 'a> {
             return unknown;
         };
         match super::calls::instance_assignment(instance, attribute.attr.as_str(), init) {
-            Some((value, offset)) => self.eval_depth(value, At { scope: instance.init_scope, offset }, depth + 1),
+            Some((value, offset, _)) => self.eval_depth(value, At { scope: instance.init_scope, offset }, depth + 1),
             None => unknown,
         }
+    }
+
+    /// `self.learner_params` in a method of an instance whose construction no followed call shows: the
+    /// value the class's own `__init__` gives the attribute, its parameters unknown
+    /// ([`super::own_instance`]).
+    fn own_instance_attribute(
+        &self,
+        base: &ast::ExprName,
+        scope: ScopeId,
+        attribute: &'a ast::ExprAttribute,
+        depth: u32,
+    ) -> Resolved<'a> {
+        let Some((instance, init)) = own_instance::enclosing_instance(self.model, scope, base.id.as_str()) else {
+            return Resolved::of(Value::Unknown(Unknown::Other));
+        };
+        let key = (std::ptr::from_ref(instance.class) as usize, attribute.attr.as_str());
+        let known = self.own_instances.borrow().get(&key).copied();
+        let assignment = known.unwrap_or_else(|| {
+            let assignment = self
+                .keeps_thread_counts(instance.class, key.1, depth)
+                .then(|| super::calls::instance_assignment(&instance, key.1, init))
+                .flatten();
+            self.own_instances.borrow_mut().insert(key, assignment);
+            assignment
+        });
+        match assignment {
+            Some((value, offset, target)) => {
+                let resolved = self.eval_depth(value, At { scope: instance.init_scope, offset }, depth + 1);
+                if own_instance::may_size_a_pool(&resolved.value) {
+                    resolved.through(target)
+                } else {
+                    Resolved::of(Value::Unknown(Unknown::Other))
+                }
+            }
+            None => Resolved::of(Value::Unknown(Unknown::Other)),
+        }
+    }
+
+    /// Whether nothing in `class` may change a thread count in the dict its instances hold in
+    /// `attribute`: every key stored into it is known, and none is a thread-count key.
+    fn keeps_thread_counts(&self, class: &'a ast::StmtClassDef, attribute: &str, depth: u32) -> bool {
+        let is_thread_key =
+            |key: &str| libraries::is_thread_count_keyword(key) || libraries::is_thread_count_field(key);
+        let Some(keys) = own_instance::stored_keys(self.model, class, attribute) else { return false };
+        keys.into_iter().all(|(key, scope, offset)| match self.eval_depth(key, At { scope, offset }, depth + 1).value {
+            Value::Str(key) => !is_thread_key(&key),
+            Value::Strings(keys) => keys.iter().all(|key| !is_thread_key(key)),
+            _ => false,
+        })
     }
 
     fn eval_bindings(&self, name: &str, bindings: &[Binding<'a>], scope: ScopeId, at: At, depth: u32) -> Resolved<'a> {

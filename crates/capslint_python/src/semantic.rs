@@ -164,6 +164,8 @@ pub struct SemanticModel<'a> {
     thread_configured: FxHashSet<(ScopeId, &'a str)>,
     /// Attributes set on names and names handed to calls, by name, in every scope.
     object_uses: FxHashMap<&'a str, Vec<ObjectUse<'a>>>,
+    /// The class each class scope is the body of.
+    classes: FxHashMap<ScopeId, &'a ast::StmtClassDef>,
 }
 
 impl<'a> SemanticModel<'a> {
@@ -179,6 +181,7 @@ impl<'a> SemanticModel<'a> {
                 module_calls: FxHashMap::default(),
                 thread_configured: FxHashSet::default(),
                 object_uses: FxHashMap::default(),
+                classes: FxHashMap::default(),
             },
             scope: ScopeId::MODULE,
             conditional: 0,
@@ -215,6 +218,11 @@ impl<'a> SemanticModel<'a> {
     /// The scope opened by the `def`, `class`, lambda or comprehension node starting at `start`.
     pub fn scope_of_node(&self, start: TextSize) -> Option<ScopeId> {
         self.scope_by_node.get(&start).copied()
+    }
+
+    /// The class whose body `scope` is.
+    pub fn class_of(&self, scope: ScopeId) -> Option<&'a ast::StmtClassDef> {
+        self.classes.get(&scope).copied()
     }
 
     /// The kind of a scope.
@@ -484,6 +492,7 @@ impl<'a> Builder<'a, '_> {
                 self.bind(class.name.as_str(), class.name.range, BindingKind::Class(class));
                 let outer = self.scope;
                 self.scope = self.push_scope(ScopeKind::Class, class.range);
+                self.model.classes.insert(self.scope, class);
                 self.visit_body(&class.body);
                 self.scope = outer;
             }
