@@ -285,19 +285,15 @@ fn top_level_definitions(text: &str) -> impl Iterator<Item = (&str, &str)> {
         (!name.is_empty() && after.trim_start().starts_with('(')).then_some((name, line_start))
     });
     starts.map(move |(name, start)| {
-        let mut end = text.len();
-        let mut offset = start;
-        for (index, line) in text[start..].split_inclusive('\n').enumerate() {
-            if index > 0 {
-                let first = line.chars().next();
-                let continues = matches!(first, None | Some(' ' | '\t' | '\n' | '\r' | '#' | ')' | ']'));
-                if !continues {
-                    end = offset;
-                    break;
-                }
-            }
-            offset += line.len();
-        }
+        // The text ends before the first line after the `def` line that does not continue it: one that
+        // starts other than with a blank, a comment or a closing bracket.
+        let bytes = text.as_bytes();
+        let end = memchr::memchr_iter(b'\n', &bytes[start..])
+            .map(|newline| start + newline + 1)
+            .find(|&line| {
+                bytes.get(line).is_some_and(|first| !matches!(first, b' ' | b'\t' | b'\n' | b'\r' | b'#' | b')' | b']'))
+            })
+            .unwrap_or(text.len());
         (name, &text[start..end])
     })
 }
