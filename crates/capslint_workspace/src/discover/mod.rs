@@ -92,6 +92,19 @@ impl MissingPath {
     }
 }
 
+/// A file the walk found, before the files reached by several paths are told apart ([`chosen`]).
+#[derive(Debug, Clone)]
+pub struct Found {
+    /// The path it was reached by.
+    pub path: PathBuf,
+    /// Its kind.
+    pub kind: FileKind,
+    /// Its identity, when it could be read.
+    id: Option<FileId>,
+    /// Whether the path ends in a symbolic link.
+    linked: bool,
+}
+
 /// Walks `paths`. Files named explicitly are checked whatever their ignore status (as ruff does), unless
 /// `force_exclude` is set and they match an `exclude` pattern.
 pub fn discover(
@@ -99,8 +112,22 @@ pub fn discover(
     resolver: &SettingsResolver,
     force_exclude: bool,
 ) -> Result<Discovered, MissingPath> {
+    let found = Mutex::new(Vec::new());
+    let mut discovered = walk(paths, resolver, force_exclude, &|file| found.lock().expect("walk results").push(file))?;
+    discovered.files = chosen(found.into_inner().expect("walk results"));
+    Ok(discovered)
+}
+
+/// [`discover`], handing each file to `found` as soon as the walk finds it (from the walk's threads, in no
+/// particular order, a file reached by several paths once for each): what it returns has every other
+/// result, and no files. [`chosen`] then tells which of the files found are the ones to check.
+pub fn walk(
+    paths: &[PathBuf],
+    resolver: &SettingsResolver,
+    force_exclude: bool,
+    found: &(dyn Fn(Found) + Sync),
+) -> Result<Discovered, MissingPath> {
     let mut discovered = Discovered::default();
-    let mut files: Vec<(PathBuf, FileKind, Option<FileId>, bool)> = Vec::new();
     let mut roots = Vec::new();
     let confinement = resolver.confinement();
     let cwd = resolver.root().cwd().to_path_buf();
@@ -120,7 +147,12 @@ pub fn discover(
         } else {
             match confinement.resolve(path, &shown(path)) {
                 Ok(resolved) => match FileKind::of(path).or_else(|| sniff::kind(&resolved)) {
-                    Some(kind) => files.push((path.clone(), kind, file_id(path, &metadata), path.is_symlink())),
+                    Some(kind) => found(Found {
+                        path: path.clone(),
+                        kind,
+                        id: file_id(path, &metadata),
+                        linked: path.is_symlink(),
+                    }),
                     // Named, so never dropped in silence.
                     None => discovered.warnings.push(format!(
                         "{}: not checked: neither its extension, a Python shebang nor a Kubernetes object \
@@ -148,7 +180,6 @@ pub fn discover(
         builder.hidden(true).git_ignore(true).git_exclude(true).follow_links(false);
         builder.require_git(git).parents(git).git_global(git);
         let config_errors = Mutex::new(Vec::new());
-        let found = Mutex::new(Vec::new());
         let warnings = Mutex::new(Vec::new());
         let notes = Mutex::new(Vec::new());
         let errors = Mutex::new(Vec::new());
@@ -194,7 +225,7 @@ pub fn discover(
                                 .ok()
                                 .and_then(|metadata| file_id(entry.path(), &metadata));
                             let linked = entry.path_is_symlink();
-                            found.lock().expect("walk results").push((entry.into_path(), kind, id, linked));
+                            found(Found { path: entry.into_path(), kind, id, linked });
                         }
                     }
                     // A directory that cannot be listed hides files that would have been checked.
@@ -206,29 +237,31 @@ pub fn discover(
                 WalkState::Continue
             })
         });
-        files.extend(found.into_inner().expect("walk results"));
         discovered.warnings.extend(warnings.into_inner().expect("walk warnings"));
         discovered.notes.extend(notes.into_inner().expect("walk notes"));
         discovered.errors.extend(errors.into_inner().expect("walk errors"));
         discovered.config_errors.extend(config_errors.into_inner().expect("config errors"));
     }
-    // A file reached more than once is named by its first path in sorted order that is not a symbolic
-    // link (a fix writes the file itself, never through a link): deterministic whatever the order of the
-    // arguments and of the walk.
-    let mut keyed: Vec<_> = files.into_iter().map(|file| (file.3, path_order_key(&file.0), file)).collect();
-    keyed.sort_unstable_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
-    let mut seen = HashSet::new();
-    let mut kept: Vec<_> = keyed
-        .into_iter()
-        .filter_map(|(_, key, (path, kind, id, _))| id.is_none_or(|id| seen.insert(id)).then_some((key, path, kind)))
-        .collect();
-    kept.sort_unstable_by(|a, b| (&a.0, a.2).cmp(&(&b.0, b.2)));
-    kept.dedup_by(|a, b| a.0 == b.0 && a.2 == b.2);
-    discovered.files = kept.into_iter().map(|(_, path, kind)| (path, kind)).collect();
     discovered.warnings.sort();
     discovered.notes.sort();
     discovered.errors.sort();
     Ok(discovered)
+}
+
+/// The files to check among those the walk `found`, sorted, each file once. A file reached more than once
+/// is named by its first path in sorted order that is not a symbolic link (a fix writes the file itself,
+/// never through a link): deterministic whatever the order of the arguments and of the walk.
+pub fn chosen(found: Vec<Found>) -> Vec<(PathBuf, FileKind)> {
+    let mut keyed: Vec<_> = found.into_iter().map(|file| (file.linked, path_order_key(&file.path), file)).collect();
+    keyed.sort_unstable_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
+    let mut seen = HashSet::new();
+    let mut kept: Vec<_> = keyed
+        .into_iter()
+        .filter_map(|(_, key, file)| file.id.is_none_or(|id| seen.insert(id)).then_some((key, file.path, file.kind)))
+        .collect();
+    kept.sort_unstable_by(|a, b| (&a.0, a.2).cmp(&(&b.0, b.2)));
+    kept.dedup_by(|a, b| a.0 == b.0 && a.2 == b.2);
+    kept.into_iter().map(|(_, path, kind)| (path, kind)).collect()
 }
 
 /// Bytes that sort as `path` sorts (`Path`'s order compares component by component): each component
