@@ -1,7 +1,8 @@
 //! The per-file pipeline: read -> prefilter ([`capslint_python::prefilter`]) -> parse and check -> suppress
 //! ([`capslint_diagnostics::suppress`]), run in parallel over files with each file's failure (unreadable, not UTF-8, a
 //! panic) contained to that file. Manifests are then checked together (a cross-file phase, suppressed
-//! there), because ConfigMaps, Airflow pod templates and VRAM budgets span files.
+//! there), because ConfigMaps, Airflow pod templates and VRAM budgets span files. A run over paths may
+//! start on each file as the walk finds it ([`crate::while_walking`]).
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
@@ -81,7 +82,7 @@ pub fn check_inputs(inputs: Vec<Input>) -> RunResult {
 
 /// Frees the run's project index on a thread of its own: it holds every module parsed for the run, and
 /// the report need not wait for their trees to be freed.
-fn drop_aside(project: ProjectIndex) {
+pub(crate) fn drop_aside(project: ProjectIndex) {
     // When no thread can be had, the index is freed here, with the closure that could not run.
     let _ = std::thread::Builder::new().name("capslint-free".into()).spawn(move || drop(project));
 }
@@ -172,7 +173,7 @@ pub fn check_input(input: Input) -> FileResult {
 }
 
 /// [`check_input`] with the run's [`ProjectIndex`].
-fn check_input_in(input: Input, project: &ProjectIndex) -> FileResult {
+pub(crate) fn check_input_in(input: Input, project: &ProjectIndex) -> FileResult {
     let display_name = input.display_name.clone();
     let path = input.path.clone();
     let settings = Arc::clone(&input.settings);

@@ -14,6 +14,7 @@ use capslint_linter::fix::run as fixing;
 use capslint_linter::lint::{self, Input};
 use capslint_linter::report::terminal::escape_name;
 use capslint_linter::report::{self, OutputFormat, ReportContext, Style, statistics};
+use capslint_linter::while_walking;
 use capslint_workspace::confine::Confinement;
 use capslint_workspace::discover::{self, FileKind};
 use capslint_workspace::settings::{Overrides, SettingsResolver};
@@ -279,6 +280,18 @@ pub fn run(args: &CheckArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    let root = resolver.root();
+    let allowed = if root.unsafe_fixes { Applicability::Unsafe } else { Applicability::Safe };
+    let fixing = (root.fix || args.fix_only || args.diff) && args.write_baseline.is_none();
+    // A plain check of files and directories checks each file as the walk finds it.
+    let plain = !fixing && !args.show_files && !args.show_settings && !args.add_noqa;
+    if plain && args.paths.iter().all(|path| path.as_os_str() != "-") {
+        let (run, Found { inputs, unread, skipped }) = match check_while_walking(args, &resolver, &cwd) {
+            Ok(walked) => walked,
+            Err(code) => return code,
+        };
+        return finish(args, &cwd, baseline.as_ref(), (run, None), &checked_of(&inputs), (unread, skipped), allowed);
+    }
     let Found { inputs, unread, skipped } = match inputs(args, &resolver, &cwd) {
         Ok(found) => found,
         Err(code) => return code,
@@ -289,22 +302,11 @@ pub fn run(args: &CheckArgs) -> ExitCode {
     if args.show_settings {
         return show_settings(args, &inputs, &resolver, &cwd);
     }
-    let checked: Vec<Checked> = inputs
-        .iter()
-        .map(|input| Checked {
-            path: input.path.clone(),
-            rules: input.settings.rules_for(&input.path),
-            unused_suppression: input.settings.severity(Rule::UnusedSuppression),
-        })
-        .collect();
-
+    let checked = checked_of(&inputs);
     if args.add_noqa {
         return capslint_linter::fix::noqa::run(inputs, unread);
     }
-    let root = resolver.root();
-    let allowed = if root.unsafe_fixes { Applicability::Unsafe } else { Applicability::Safe };
-    let fixing = (root.fix || args.fix_only || args.diff) && args.write_baseline.is_none();
-    let (mut run, mut fixed) = if fixing {
+    let (run, fixed) = if fixing {
         // Standard input's text, printed as it is when no fix changes it.
         let stdin = inputs.iter().find(|input| input.contents.is_some()).and_then(|input| input.contents.clone());
         let mut outcome = fixing::fix_inputs(inputs, allowed);
@@ -319,6 +321,60 @@ pub fn run(args: &CheckArgs) -> ExitCode {
     } else {
         (lint::check_inputs(inputs), None)
     };
+    finish(args, &cwd, baseline.as_ref(), (run, fixed), &checked, (unread, skipped), allowed)
+}
+
+/// What each input was checked with, for the baseline.
+fn checked_of(inputs: &[Input]) -> Vec<Checked> {
+    inputs
+        .iter()
+        .map(|input| Checked {
+            path: input.path.clone(),
+            rules: input.settings.rules_for(&input.path),
+            unused_suppression: input.settings.severity(Rule::UnusedSuppression),
+        })
+        .collect()
+}
+
+/// [`while_walking::check`] for the command line: the run, the files checked, the paths that could
+/// not be read and the files skipped; discovery's warnings and a configuration or settings error are
+/// printed (the latter ends the run with exit code 2).
+fn check_while_walking(
+    args: &CheckArgs,
+    resolver: &SettingsResolver,
+    cwd: &Path,
+) -> Result<(lint::RunResult, Found), ExitCode> {
+    let walked = while_walking::check(&args.paths, resolver, args.force_exclude, cwd).map_err(|error| {
+        eprintln!("error: {}", escape_name(&error.to_string()));
+        ExitCode::from(2)
+    })?;
+    let discovered = walked.discovered;
+    for warning in &discovered.warnings {
+        eprintln!("warning: {}", escape_name(warning));
+    }
+    if let Some(error) = discovered.config_errors.first() {
+        eprint!("{}", render_error(error));
+        return Err(ExitCode::from(2));
+    }
+    let (run, inputs) = walked.run.map_err(|error| {
+        eprint!("{}", render_error(&error));
+        ExitCode::from(2)
+    })?;
+    Ok((run, Found { inputs, unread: discovered.errors, skipped: discovered.notes }))
+}
+
+/// Reports a run (and the outcome of its fixes) and maps it to an exit code.
+fn finish(
+    args: &CheckArgs,
+    cwd: &Path,
+    baseline: Option<&Baseline>,
+    (mut run, mut fixed): (lint::RunResult, Option<fixing::Outcome>),
+    checked: &[Checked],
+    (unread, skipped): (Vec<String>, Vec<String>),
+    allowed: Applicability,
+) -> ExitCode {
+    let fixing = fixed.is_some();
+    let cwd = cwd.to_path_buf();
     run.errors.extend(unread);
     run.errors.sort();
     run.notices.extend(skipped);
@@ -363,7 +419,7 @@ pub fn run(args: &CheckArgs) -> ExitCode {
         }
     }
     let diagnostics = match &baseline {
-        Some(baseline) => baseline.apply(run.diagnostics, &checked, &cwd),
+        Some(baseline) => baseline.apply(run.diagnostics, checked, &cwd),
         None => run.diagnostics,
     };
     let tally = Tally { files_checked: run.files_checked, fixed: fixed_count, allowed, fixing };

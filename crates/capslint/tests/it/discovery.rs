@@ -105,3 +105,70 @@ fn a_gitignore_above_the_repository_hides_none_of_its_files() {
     let (_, stdout, _) = concise(&repo, &[]);
     assert!(stdout.contains("train.py:3:10: CAP101") && !stdout.contains("ignored.py"), "{stdout}");
 }
+
+/// The findings, errors, notices and file count of a run, as text to compare.
+fn run_report(run: &capslint_linter::lint::RunResult) -> Vec<String> {
+    let mut report: Vec<String> = run
+        .diagnostics
+        .iter()
+        .map(|diagnostic| format!("{:?} {}", diagnostic.sort_key(), diagnostic.finding.message))
+        .collect();
+    report.extend(run.errors.iter().map(|error| format!("error: {error}")));
+    report.extend(run.notices.iter().map(|notice| format!("note: {notice}")));
+    report.push(format!("{} files checked", run.files_checked));
+    report
+}
+
+#[test]
+fn checking_files_as_the_walk_finds_them_checks_what_discovery_chooses() {
+    use std::path::PathBuf;
+    use std::sync::Arc;
+
+    use capslint_linter::lint::{self, Input};
+    use capslint_workspace::confine::Confinement;
+    use capslint_workspace::discover;
+    use capslint_workspace::settings::{ConfigSource, Overrides, SettingsResolver};
+
+    let dir = project(&[
+        ("a.py", BAD),
+        ("sub/b.py", BAD),
+        ("sub/quiet.py", "from joblib import Parallel\n\nParallel(n_jobs=2)\n"),
+        ("broken.py", "def f(:\n    Parallel(n_jobs=-1)\n"),
+        ("deploy/pod.yaml", POD),
+        ("deploy/kustomization.yaml", "resources:\n- pod.yaml\n"),
+    ]);
+    std::os::unix::fs::symlink("a.py", dir.path().join("link.py")).unwrap();
+    fs::hard_link(dir.path().join("sub/b.py"), dir.path().join("sub/hard.py")).unwrap();
+    let root = fs::canonicalize(dir.path()).unwrap();
+    let cases: [&[&str]; 5] =
+        [&["."], &[".", "sub"], &["link.py", "a.py"], &["sub/hard.py", "sub", "deploy"], &["deploy", "broken.py"]];
+    for case in cases {
+        let paths: Vec<PathBuf> = case.iter().map(|path| root.join(path)).collect();
+        let overrides =
+            Overrides { confinement: Some(Arc::new(Confinement::of_paths(&paths, &root))), ..Overrides::default() };
+        let resolver = SettingsResolver::new(ConfigSource::Isolated, overrides, root.clone()).unwrap();
+        let discovered = discover::discover(&paths, &resolver, false).unwrap();
+        let inputs: Vec<Input> = discovered
+            .files
+            .iter()
+            .map(|(path, kind)| Input {
+                path: path.clone(),
+                display_name: discover::display_name(path, &root),
+                kind: *kind,
+                contents: None,
+                settings: resolver.for_file(path).unwrap(),
+            })
+            .collect();
+        let after_the_walk = lint::check_inputs(inputs);
+        let walked = capslint_linter::while_walking::check(&paths, &resolver, false, &root).unwrap();
+        let (while_walking, checked) = walked.run.unwrap();
+        assert_eq!(walked.discovered.files, discovered.files, "{case:?}");
+        assert_eq!(walked.discovered.notes, discovered.notes, "{case:?}");
+        assert_eq!(walked.discovered.errors, discovered.errors, "{case:?}");
+        let checked: Vec<&PathBuf> = checked.iter().map(|input| &input.path).collect();
+        assert_eq!(checked, discovered.files.iter().map(|(path, _)| path).collect::<Vec<_>>(), "{case:?}");
+        let report = run_report(&while_walking);
+        assert_eq!(report, run_report(&after_the_walk), "{case:?}");
+        assert!(report.iter().any(|line| line.contains("\"CAP")), "findings to compare, {case:?}: {report:#?}");
+    }
+}

@@ -1,0 +1,92 @@
+//! A run over paths that checks each file as soon as the walk finds it ([`check`]): the walk (system calls,
+//! on the walk's own threads) and the checks (on the pool) overlap, instead of the checks waiting for the
+//! whole tree to be listed.
+
+use std::path::{Path, PathBuf};
+
+use rayon::iter::{ParallelBridge, ParallelIterator};
+
+use capslint_python::ProjectIndex;
+use capslint_workspace::discover::{self, Discovered, Found, MissingPath};
+use capslint_workspace::settings::{ResolveError, SettingsResolver};
+
+use crate::lint::{FileResult, Input, RunResult, check_input_in, combine, drop_aside, scanned_yaml};
+
+/// What [`check`] made of a walk.
+#[derive(Debug)]
+pub struct WalkedRun {
+    /// What the walk met; its `files` are the files chosen to be checked.
+    pub discovered: Discovered,
+    /// The run over the files chosen and their inputs (contents not held), or the first error in
+    /// resolving the settings of one of them.
+    pub run: Result<(RunResult, Vec<Input>), ResolveError>,
+}
+
+/// [`check_inputs`](crate::lint::check_inputs) of the files under `paths`, each checked as soon as the
+/// walk finds it, so that the walk and the checks overlap. The files reached by several paths are told
+/// apart once the walk is done ([`discover::chosen`]), and only the results of the files chosen are kept:
+/// the run is the one `check_inputs` makes of the files [`discover::discover`] chooses.
+pub fn check(
+    paths: &[PathBuf],
+    resolver: &SettingsResolver,
+    force_exclude: bool,
+    cwd: &Path,
+) -> Result<WalkedRun, MissingPath> {
+    let project = ProjectIndex::new(cwd.to_path_buf(), resolver.confinement());
+    let (sender, receiver) = std::sync::mpsc::channel::<Found>();
+    let (walked, checked) = std::thread::scope(|scope| {
+        let walker = scope.spawn(move || {
+            discover::walk(paths, resolver, force_exclude, &|file| {
+                // The receiving end lives until the walk is done.
+                let _ = sender.send(file);
+            })
+        });
+        let checked: Vec<(Found, Option<FileResult>)> = receiver
+            .into_iter()
+            .par_bridge()
+            .map(|file| {
+                let settings = resolver.for_file(&file.path).ok();
+                let result = settings.map(|settings| {
+                    let display_name = discover::display_name(&file.path, cwd);
+                    let input =
+                        Input { path: file.path.clone(), display_name, kind: file.kind, contents: None, settings };
+                    check_input_in(input, &project)
+                });
+                (file, result)
+            })
+            .collect();
+        (walker.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)), checked)
+    });
+    let mut discovered = walked?;
+    let mut results = std::collections::HashMap::with_capacity(checked.len());
+    let mut found = Vec::with_capacity(checked.len());
+    for (file, result) in checked {
+        results.insert((file.path.clone(), file.kind), result);
+        found.push(file);
+    }
+    discovered.files = discover::chosen(found);
+    let run = discovered
+        .files
+        .iter()
+        .map(|(path, kind)| {
+            let settings = resolver.for_file(path)?;
+            let input = Input {
+                path: path.clone(),
+                display_name: discover::display_name(path, cwd),
+                kind: *kind,
+                contents: None,
+                settings,
+            };
+            // Every file found was checked, with these settings (the resolver's cache answers the same).
+            let result =
+                results.remove(&(path.clone(), *kind)).flatten().expect("each file the walk found was checked");
+            Ok((input, result))
+        })
+        .collect::<Result<(Vec<Input>, Vec<FileResult>), ResolveError>>()
+        .map(|(inputs, results)| {
+            let scanned = scanned_yaml(&inputs);
+            drop_aside(project);
+            (combine(results, &scanned), inputs)
+        });
+    Ok(WalkedRun { discovered, run })
+}
