@@ -698,6 +698,9 @@ impl<'m, 'a> Resolver<'m, 'a> {
         let key = (std::ptr::from_ref(instance.class) as usize, attribute.attr.as_str());
         let known = self.own_instances.borrow().get(&key).copied();
         let assignment = known.unwrap_or_else(|| {
+            // Unknown while it is being worked out: a key stored into the attribute that leads back to it
+            // (`for k in self.d: self.d[k] = v`) finds it unknown.
+            self.own_instances.borrow_mut().insert(key, None);
             let assignment = self
                 .keeps_thread_counts(instance.class, key.1, depth)
                 .then(|| super::calls::instance_assignment(&instance, key.1, init))
@@ -724,11 +727,18 @@ impl<'m, 'a> Resolver<'m, 'a> {
         let is_thread_key =
             |key: &str| libraries::is_thread_count_keyword(key) || libraries::is_thread_count_field(key);
         let Some(keys) = own_instance::stored_keys(self.model, class, attribute) else { return false };
-        keys.into_iter().all(|(key, scope, offset)| match self.eval_depth(key, At { scope, offset }, depth + 1).value {
-            Value::Str(key) => !is_thread_key(&key),
-            Value::Strings(keys) => keys.iter().all(|key| !is_thread_key(key)),
-            _ => false,
-        })
+        // A key a limit cut short is not known, and the attribute stays unknown: no limit is reported for
+        // a value no rule asked for.
+        let outer = self.cut.take();
+        let keeps = keys.into_iter().all(|(key, scope, offset)| {
+            match self.eval_depth(key, At { scope, offset }, depth + 1).value {
+                Value::Str(key) => !is_thread_key(&key),
+                Value::Strings(keys) => keys.iter().all(|key| !is_thread_key(key)),
+                _ => false,
+            }
+        });
+        *self.cut.borrow_mut() = outer;
+        keeps
     }
 
     fn eval_bindings(&self, name: &str, bindings: &[Binding<'a>], scope: ScopeId, at: At, depth: u32) -> Resolved<'a> {
