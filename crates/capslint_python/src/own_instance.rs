@@ -12,7 +12,7 @@ use ruff_python_ast::{self as ast, Expr, Stmt};
 use ruff_text_size::{Ranged, TextSize};
 
 use super::calls::Instance;
-use super::semantic::{ScopeId, SemanticModel};
+use super::semantic::{Binding, BindingKind, ScopeId, SemanticModel};
 use super::value::Value;
 
 /// Dict methods that change the dict they are called on.
@@ -29,9 +29,17 @@ pub fn enclosing_instance<'a>(
     let class = model.class_of(model.parent(scope)?)?;
     let method = methods(class).find(|method| model.scope_of_node(method.range.start()) == Some(scope))?;
     receiver_of(method).filter(|name| *name == receiver)?;
-    let init = methods(class).rfind(|method| method.name.as_str() == "__init__")?;
+    let init = class_init(model, model.parent(scope)?)?;
     let init_scope = model.scope_of_node(init.range.start())?;
     Some((Instance { class, receiver: receiver_of(init)?, init_scope }, init))
+}
+
+/// The `__init__` the class body `class_scope` ends with, when it binds that name once, to a function.
+pub fn class_init<'a>(model: &SemanticModel<'a>, class_scope: ScopeId) -> Option<&'a ast::StmtFunctionDef> {
+    match model.final_bindings("__init__", class_scope)? {
+        [Binding { kind: BindingKind::Function(init), .. }] => Some(*init),
+        _ => None,
+    }
 }
 
 /// The keys of the subscript stores into `<object>.<attribute>` in the methods of `class` (`self.params[
@@ -71,7 +79,7 @@ pub fn may_size_a_pool(value: &Value<'_>) -> bool {
 }
 
 /// The methods defined in a class's body.
-fn methods(class: &ast::StmtClassDef) -> impl DoubleEndedIterator<Item = &ast::StmtFunctionDef> {
+fn methods(class: &ast::StmtClassDef) -> impl Iterator<Item = &ast::StmtFunctionDef> {
     class.body.iter().filter_map(|stmt| match stmt {
         Stmt::FunctionDef(function) => Some(function),
         _ => None,

@@ -666,13 +666,7 @@ impl<'m, 'a> Resolver<'m, 'a> {
         if instance.receiver != base.id.as_str() {
             return unknown;
         }
-        let Some(init) = self
-            .model
-            .final_bindings("__init__", self.model.parent(instance.init_scope).unwrap_or(scope))
-            .and_then(|bindings| match bindings {
-                [Binding { kind: BindingKind::Function(init), .. }] => Some(*init),
-                _ => None,
-            })
+        let Some(init) = own_instance::class_init(self.model, self.model.parent(instance.init_scope).unwrap_or(scope))
         else {
             return unknown;
         };
