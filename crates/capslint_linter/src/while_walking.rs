@@ -3,12 +3,13 @@
 //! whole tree to be listed.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use rayon::iter::{ParallelBridge, ParallelIterator};
 
 use capslint_python::ProjectIndex;
-use capslint_workspace::discover::{self, Discovered, Found, MissingPath};
-use capslint_workspace::settings::{ResolveError, SettingsResolver};
+use capslint_workspace::discover::{self, Discovered, FileKind, Found, MissingPath};
+use capslint_workspace::settings::{ResolveError, Settings, SettingsResolver};
 
 use crate::lint::{FileResult, Input, RunResult, check_input_in, combine, drop_aside, scanned_yaml};
 
@@ -41,18 +42,15 @@ pub fn check(
                 let _ = sender.send(file);
             })
         });
-        let checked: Vec<(Found, Option<FileResult>)> = receiver
+        let checked: Vec<(Found, Checked)> = receiver
             .into_iter()
             .par_bridge()
             .map(|file| {
-                let settings = resolver.for_file(&file.path).ok();
-                let result = settings.map(|settings| {
-                    let display_name = discover::display_name(&file.path, cwd);
-                    let input =
-                        Input { path: file.path.clone(), display_name, kind: file.kind, contents: None, settings };
-                    check_input_in(input, &project)
+                let checked = resolver.for_file(&file.path).map(|settings| {
+                    let input = input_of(&file.path, file.kind, settings, cwd);
+                    (input.settings.clone(), check_input_in(input, &project))
                 });
-                (file, result)
+                (file, checked)
             })
             .collect();
         (walker.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)), checked)
@@ -69,18 +67,9 @@ pub fn check(
         .files
         .iter()
         .map(|(path, kind)| {
-            let settings = resolver.for_file(path)?;
-            let input = Input {
-                path: path.clone(),
-                display_name: discover::display_name(path, cwd),
-                kind: *kind,
-                contents: None,
-                settings,
-            };
-            // Every file found was checked, with these settings (the resolver's cache answers the same).
-            let result =
-                results.remove(&(path.clone(), *kind)).flatten().expect("each file the walk found was checked");
-            Ok((input, result))
+            // Every file chosen is one the walk found and the pool checked.
+            let (settings, result) = results.remove(&(path.clone(), *kind)).expect("each file found was checked")?;
+            Ok((input_of(path, *kind, settings, cwd), result))
         })
         .collect::<Result<(Vec<Input>, Vec<FileResult>), ResolveError>>()
         .map(|(inputs, results)| {
@@ -89,4 +78,13 @@ pub fn check(
             (combine(results, &scanned), inputs)
         });
     Ok(WalkedRun { discovered, run })
+}
+
+/// A file checked while the walk ran: the settings it was checked with and its result, or why its settings
+/// could not be resolved.
+type Checked = Result<(Arc<Settings>, FileResult), ResolveError>;
+
+/// The input of a file found on disk.
+fn input_of(path: &Path, kind: FileKind, settings: Arc<Settings>, cwd: &Path) -> Input {
+    Input { path: path.to_path_buf(), display_name: discover::display_name(path, cwd), kind, contents: None, settings }
 }
