@@ -142,7 +142,8 @@ fn keep_freed_memory() {
 }
 
 /// `mi_option_purge_delay` of `mimalloc.h` (v2 and v3), which the Rust bindings do not name: how long
-/// freed memory waits before it is returned to the system, in milliseconds (1000 in v3), or never (-1).
+/// freed memory waits before it is returned to the system, in milliseconds (10 in v2, which the binary
+/// uses), or never (-1).
 const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
 
 #[cfg(test)]
@@ -153,9 +154,9 @@ mod tests {
     fn the_purge_delay_option_is_the_one_set() {
         // SAFETY: reading an option has no precondition.
         let read = || unsafe { libmimalloc_sys::mi_option_get(MI_OPTION_PURGE_DELAY) };
-        // mimalloc v3's default, which its neighbours in the enumeration do not have.
+        // mimalloc v2's default, which its neighbours in the enumeration do not have.
         if std::env::var_os("MIMALLOC_PURGE_DELAY").is_none() {
-            assert_eq!(read(), 1000);
+            assert_eq!(read(), 10);
         }
         keep_freed_memory();
         assert_eq!(read(), -1);
