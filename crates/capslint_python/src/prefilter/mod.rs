@@ -14,7 +14,10 @@ use aho_corasick::AhoCorasick;
 /// preceded by a name's character), or both words of one of its pairs.
 pub struct WordSearch {
     packed: Option<aho_corasick::packed::Searcher>,
-    automaton: AhoCorasick,
+    /// The automaton, built only where there is no packed searcher: building it takes longer than
+    /// searching a small repository.
+    automaton: OnceLock<AhoCorasick>,
+    patterns: Vec<String>,
     /// What a match of each pattern means, by pattern index.
     roles: Vec<Role>,
 }
@@ -64,7 +67,8 @@ impl WordSearch {
         }
         WordSearch {
             packed: aho_corasick::packed::Searcher::new(patterns.iter().copied()),
-            automaton: AhoCorasick::new(&patterns).expect("prefilter words are valid patterns"),
+            automaton: OnceLock::new(),
+            patterns: patterns.iter().map(|pattern| pattern.to_string()).collect(),
             roles,
         }
     }
@@ -74,7 +78,10 @@ impl WordSearch {
         let span = aho_corasick::Span { start: from, end: text.len() };
         match &self.packed {
             Some(packed) => packed.find_in(text, span),
-            None => self.automaton.find(aho_corasick::Input::new(text).span(span)),
+            None => self
+                .automaton
+                .get_or_init(|| AhoCorasick::new(&self.patterns).expect("prefilter words are valid patterns"))
+                .find(aho_corasick::Input::new(text).span(span)),
         }
     }
 
