@@ -7,6 +7,10 @@
 //! reported at the call, the use inside the function a related location in the other file. The other
 //! module's own check is unchanged (it reads the same tree when it comes later in the run).
 //!
+//! A method called on an instance of a class of another module is followed the same way when the walk
+//! sees the instance constructed (`Model(params).fit()`, through a name, or through an attribute of the
+//! method's receiver assigned just before): the class's own `__init__` is bound to the constructor's values.
+//!
 //! Bounded as calls of the module's own functions are ([`super::interprocedural`]): the calls followed
 //! one inside the other ([`MAX_CALL_DEPTH`], shared), the calls of one function per file
 //! ([`crate::limits::MAX_CALL_SITES`]), the other modules' code modelled for one file (each call builds
@@ -19,17 +23,19 @@ use ruff_python_ast::visitor::Visitor;
 use ruff_python_ast::{self as ast, Expr};
 use ruff_text_size::{Ranged, TextRange};
 
-use super::calls::{self, Argument, Bound, CallFrames, Site};
+use super::calls::{self, Argument, Bound, CallFrames, Instance, Site};
 use super::checker::Checker;
 use super::cluster_fits::LazyFitIndex;
 use super::detached::Detacher;
 use super::interprocedural::{WALK_BYTES_PER_STEP, is_plain, is_relevant, through_message};
 use super::libraries;
 use super::limits::{Cut, Limit, MAX_CALL_DEPTH};
-use super::lookup::ProjectFunction;
+use super::lookup::{ProjectFunction, ProjectLookup};
+use super::own_instance::may_size_a_pool;
+use super::project_module::ProjectModule;
 use super::recovery::Distrusted;
 use super::resolve::{At, Resolver, Value};
-use super::semantic::{BindingKind, ScopeId, SemanticModel};
+use super::semantic::{Binding, BindingKind, ScopeId, SemanticModel};
 use super::value::{DictEntry, DictValue, Resolved};
 use capslint_diagnostics::diagnostic::Finding;
 use capslint_diagnostics::source::SourceFile;
@@ -45,7 +51,10 @@ pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall) {
     if call.arguments.is_empty() {
         return;
     }
-    let Some(import) = imported_callee(checker, call) else { return };
+    let Some(import) = imported_callee(checker, call) else {
+        method_call(checker, call);
+        return;
+    };
     // Each callee is looked up once per module: most calls of a file call the same few functions.
     let module = checker.source.as_ptr() as usize;
     let callee = checker.text(call.func.range());
@@ -85,13 +94,18 @@ pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall) {
 /// Where the import is that binds the callee's name, when the callee is such a name or an attribute of
 /// one (`gcp.etl_task`).
 fn imported_callee(checker: &Checker<'_, '_>, call: &ast::ExprCall) -> Option<u32> {
+    imported_callee_at(checker, call, checker.at(call.start()))
+}
+
+/// [`imported_callee`] of a call evaluated at `at`.
+fn imported_callee_at(checker: &Checker<'_, '_>, call: &ast::ExprCall, at: At) -> Option<u32> {
     let mut base = call.func.as_ref();
     while let Expr::Attribute(attribute) = base {
         base = &attribute.value;
     }
     let Expr::Name(name) = base else { return None };
     let model = checker.resolver.model();
-    match model.reaching_bindings(name.id.as_str(), checker.scope, call.start()) {
+    match model.reaching_bindings(name.id.as_str(), at.scope, at.offset) {
         Some((_, [binding])) if matches!(binding.kind, BindingKind::Import(_)) => Some(binding.range.start().to_u32()),
         _ => None,
     }
@@ -111,11 +125,28 @@ fn follow<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall, function: 
         return;
     }
     let caller_file = checker.own_file();
-    let call_at = checker.at(call.start());
     let def_at = At { scope: ScopeId::MODULE, offset: def.start() };
-    let detacher = Detacher { resolver: &checker.resolver, file: &caller_file };
+    let (arguments, passes_known) = detached_arguments(checker, &caller_file, (def, def_at), call, false);
+    if !passes_known {
+        return;
+    }
+    let target = Target { module: &module, project: &*function.project, def, instance: None };
+    walk_into(checker, call, &target, arguments, &caller_file);
+}
+
+/// The parameters of `def` (its `def` evaluated at `def_at`) bound to what `call` passes, evaluated here
+/// and detached from this file, and whether any of those values is known.
+fn detached_arguments<'a, 'f>(
+    checker: &Checker<'_, 'a>,
+    caller_file: &Arc<SourceFile>,
+    (def, def_at): (&'f ast::StmtFunctionDef, At),
+    call: &'a ast::ExprCall,
+    receiver: bool,
+) -> (Vec<(String, Argument<'f>)>, bool) {
+    let call_at = checker.at(call.start());
+    let detacher = Detacher { resolver: &checker.resolver, file: caller_file };
     let mut passes_known = false;
-    let arguments: Vec<(String, Argument<'_>)> = calls::binding(def, call, false)
+    let arguments = calls::binding(def, call, receiver)
         .into_iter()
         .map(|(name, bound)| {
             let argument = match bound {
@@ -134,9 +165,40 @@ fn follow<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall, function: 
             (name, argument)
         })
         .collect();
-    if !passes_known {
-        return;
-    }
+    (arguments, passes_known)
+}
+
+/// A body of another module that a call is followed into.
+struct Target<'t> {
+    module: &'t ProjectModule,
+    /// The project as that module sees it.
+    project: &'t dyn ProjectLookup,
+    /// The function or method.
+    def: &'t ast::StmtFunctionDef,
+    /// For a method, the instance it is called on.
+    instance: Option<ForeignInstance<'t>>,
+}
+
+/// An instance of a class of another module, constructed in view of the call: its class, the class's own
+/// `__init__`, and the constructor call with the arguments it binds to `__init__`'s parameters.
+struct ForeignInstance<'t> {
+    class: &'t ast::StmtClassDef,
+    init: &'t ast::StmtFunctionDef,
+    constructor: &'t ast::ExprCall,
+    arguments: Vec<(String, Argument<'t>)>,
+}
+
+/// Walks `target`'s body for `call` with its parameters bound to `arguments` (and, for a method, its
+/// instance's `__init__` to the constructor's), within the limits of following calls, and reports at
+/// the call what the call's values cause there and the body's defaults alone do not.
+fn walk_into<'a, 't>(
+    checker: &mut Checker<'_, 'a>,
+    call: &'a ast::ExprCall,
+    target: &Target<'t>,
+    arguments: Vec<(String, Argument<'t>)>,
+    caller_file: &Arc<SourceFile>,
+) {
+    let (module, def) = (target.module, target.def);
     let depth = checker.resolver.frames().map_or(0, |frames| frames.depth());
     if depth >= MAX_CALL_DEPTH as usize {
         checker.note_cut(Some(Cut::here(Limit::CallDepth, call.range())), true, call.range());
@@ -165,14 +227,25 @@ fn follow<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall, function: 
     let body = &module.parsed.syntax().body;
     let model = SemanticModel::build(body, &Distrusted::none());
     let Some(scope) = model.scope_of_node(def.start()) else { return };
+    let def_scope = model.parent(scope).unwrap_or(ScopeId::MODULE);
+    // The defaults alone see no instance; the call sees the one its constructor built.
+    let frames = CallFrames::at_depth(depth);
+    let mut instance_frames = frames.clone();
+    if let Some(instance) = &target.instance {
+        let Some(init_scope) = model.scope_of_node(instance.init.start()) else { return };
+        let Some(receiver) = def.parameters.posonlyargs.iter().chain(&def.parameters.args).next() else { return };
+        instance_frames.bind(init_scope, instance.arguments.clone());
+        let receiver = receiver.parameter.name.as_str();
+        instance_frames.set_instance(scope, Instance { class: instance.class, receiver, init_scope });
+    }
     let resolver =
-        Resolver::new(&model, checker.resolver.caps(), checker.resolver.budget()).with_project(&*function.project);
+        Resolver::new(&model, checker.resolver.caps(), checker.resolver.budget()).with_project(target.project);
     let fits = (crate::holds(module.file.text(), "parallel_backend")
         || crate::holds(module.file.text(), "parallel_config"))
     .then(|| std::rc::Rc::new(LazyFitIndex::new(body, false, checker.resolver.budget())));
-    let walk = |arguments| {
-        let frames = CallFrames::at_depth(depth).with_call(scope, arguments);
-        let mut walker = checker.for_module_call(resolver.with_frames(frames), &module.file, def, scope);
+    let walk = |frames: &CallFrames<'t>, arguments| {
+        let frames = frames.with_call(scope, arguments);
+        let mut walker = checker.for_module_call(resolver.with_frames(frames), &module.file, def, (scope, def_scope));
         walker.cluster_fits = fits.clone();
         if !walker.followed.relevant(def, || is_relevant(&walker, def)) {
             return Vec::new();
@@ -180,17 +253,235 @@ fn follow<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall, function: 
         walker.visit_body(&def.body);
         walker.into_parts().0
     };
+    let def_at = At { scope: def_scope, offset: def.start() };
     let baseline = checker.followed.baseline(def, depth, || {
-        walk(calls::defaults(def, def_at)).into_iter().map(|finding| (finding.rule, finding.range)).collect()
+        walk(&frames, calls::defaults(def, def_at)).into_iter().map(|finding| (finding.rule, finding.range)).collect()
     });
     let name = def.name.as_str();
-    let findings = walk(arguments);
-    for finding in findings {
-        if !baseline.contains(&(finding.rule, finding.range)) {
-            let moved = rehome(checker, finding, call, name, &module.file, &caller_file);
+    let constructor = target.instance.as_ref().map(|instance| instance.constructor);
+    for finding in walk(&instance_frames, arguments) {
+        // Through an instance, only what a value from this file causes: a default of the class's own
+        // (`self.params.get("n_jobs", -1)` for a `params` without the key) is reported in its module.
+        let from_caller = || finding.related.iter().any(|related| Arc::ptr_eq(&related.file, caller_file));
+        if !baseline.contains(&(finding.rule, finding.range)) && (target.instance.is_none() || from_caller()) {
+            let moved = rehome(checker, finding, (call, constructor), name, &module.file, caller_file);
             checker.report(moved);
         }
     }
+}
+
+/// Follows a method call on an instance of a class of another module of the project that the walk sees
+/// constructed ([`constructor_call`]) into the method's body, with the class's own `__init__` bound to
+/// the constructor's arguments. Only from a file whose own text holds one of the words the rules need:
+/// the prefilter does not ask which classes a file imports, and stays exact.
+fn method_call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall) {
+    let Expr::Attribute(attribute) = call.func.as_ref() else { return };
+    let Some(project) = checker.resolver.project() else { return };
+    let Some((constructor, constructor_at)) = constructor_call(checker, &attribute.value, call.start()) else {
+        return;
+    };
+    if call.arguments.is_empty() && constructor.arguments.is_empty() {
+        return;
+    }
+    // Each imported class is looked up once per module, as callees are: under the import's offset
+    // inverted, which no offset of a file within the size limit is, so that the answer for the class's
+    // methods is kept apart from the one for calling the class itself.
+    let Some(import) = imported_callee_at(checker, constructor, constructor_at).map(|import| !import) else { return };
+    let module_key = checker.source.as_ptr() as usize;
+    let class_name = checker.text(constructor.func.range());
+    if checker.followed.is_not_followed(module_key, import, class_name) {
+        return;
+    }
+    let (qualified, _) = checker.resolver.watch(|| checker.resolver.qualified_name(&constructor.func, constructor_at));
+    let Some(qualified) = qualified else { return };
+    if !checker.resolver.spend_walk(LOOKUP_STEPS, call.start()) {
+        return;
+    }
+    // Asked of the class's text, before its module is parsed: most classes are not the project's, or
+    // hold no word the rules need.
+    if libraries::is_known_callee(&qualified) || !project.class_may_have_findings(&qualified) {
+        checker.followed.not_followed(module_key, import, class_name);
+        return;
+    }
+    if !checker.file_holds_a_word()
+        || !(passes_a_pool_size(checker, call, checker.at(call.start()))
+            || passes_a_pool_size(checker, constructor, constructor_at))
+    {
+        return;
+    }
+    let class = match project.class(&qualified, checker.resolver.caps()) {
+        Ok(Some(class)) => class,
+        Ok(None) => {
+            checker.followed.not_followed(module_key, import, class_name);
+            return;
+        }
+        Err(cut) => {
+            checker.note_cut(Some(cut), true, call.range());
+            return;
+        }
+    };
+    let module = Arc::clone(&class.module);
+    let Some(class_def) = module.class(class.def) else { return };
+    let plain_method = |name: &str| {
+        let mut methods = class_def.body.iter().filter_map(|stmt| match stmt {
+            ast::Stmt::FunctionDef(method) if method.name.as_str() == name => Some(method),
+            _ => None,
+        });
+        match (methods.next(), methods.next()) {
+            (Some(method), None) if method.decorator_list.is_empty() => Some(method),
+            _ => None,
+        }
+    };
+    let (Some(method), Some(init)) = (plain_method(attribute.attr.as_str()), plain_method("__init__")) else {
+        return;
+    };
+    // The method's own text must hold a word the rules need, as a followed function's must.
+    if !crate::prefilter::names_a_word(&module.file.text()[method.range.to_std_range()]) {
+        return;
+    }
+    let caller_file = checker.own_file();
+    // Methods are evaluated in their class's scope, which the other module's model places: the
+    // defaults of their parameters are constants or module-level names in practice, looked up there.
+    let def_at = At { scope: ScopeId::MODULE, offset: class_def.start() };
+    let (arguments, passes_method) = detached_arguments(checker, &caller_file, (method, def_at), call, true);
+    let (init_arguments, passes_init) = detached_arguments(checker, &caller_file, (init, def_at), constructor, true);
+    if !(passes_method || passes_init) {
+        return;
+    }
+    let instance = ForeignInstance { class: class_def, init, constructor, arguments: init_arguments };
+    let target = Target { module: &module, project: &*class.project, def: method, instance: Some(instance) };
+    walk_into(checker, call, &target, arguments, &caller_file);
+}
+
+/// Whether `call` (evaluated at `at`) passes a value that may size a pool
+/// ([`crate::own_instance::may_size_a_pool`]) positionally, through `**`, or by a keyword that names a
+/// thread count, or a dict by any keyword: what a method or a constructor of another module's class must
+/// be passed for its body to be walked. A constructor's `random_state=0` sends no walk.
+fn passes_a_pool_size<'a>(checker: &Checker<'_, 'a>, call: &'a ast::ExprCall, at: At) -> bool {
+    let value = |expr: &'a Expr| checker.resolver.watch(|| checker.resolver.eval(expr, at)).0.value;
+    let positional = call.arguments.args.iter().any(|argument| {
+        let argument = if let Expr::Starred(starred) = argument { starred.value.as_ref() } else { argument };
+        may_size_a_pool(&value(argument))
+    });
+    positional
+        || call.arguments.keywords.iter().any(|keyword| match (&keyword.arg, value(&keyword.value)) {
+            (_, Value::Dict(_)) => true,
+            (Some(name), value) => {
+                capslint_cpu::keywords::is_thread_count_field(name.as_str()) && may_size_a_pool(&value)
+            }
+            (None, value) => may_size_a_pool(&value),
+        })
+}
+
+/// The call that constructed the instance `receiver` is, where the walk sees it: `receiver` itself
+/// (`Model(params).fit()`), the one definition of a name (`model = Model(params)`), or an attribute of the
+/// method's own receiver assigned in the block of the call, before it (`self.model = Model(params)` then
+/// `self.model.fit()`), with no statement between that names the receiver.
+fn constructor_call<'a>(
+    checker: &Checker<'_, 'a>,
+    receiver: &'a Expr,
+    call_start: ruff_text_size::TextSize,
+) -> Option<(&'a ast::ExprCall, At)> {
+    let at = checker.at(call_start);
+    let (value, at) = match receiver {
+        Expr::Call(_) => (receiver, at),
+        Expr::Name(_) => checker.resolver.watch(|| checker.resolver.definition(receiver, at)).0,
+        Expr::Attribute(attribute) => return own_attribute_constructor(checker, attribute, call_start),
+        _ => return None,
+    };
+    match value {
+        Expr::Call(call) => Some((call, at)),
+        _ => None,
+    }
+}
+
+/// [`constructor_call`] of `self.<attribute>` in a method of a class of this module.
+fn own_attribute_constructor<'a>(
+    checker: &Checker<'_, 'a>,
+    attribute: &'a ast::ExprAttribute,
+    call_start: ruff_text_size::TextSize,
+) -> Option<(&'a ast::ExprCall, At)> {
+    let Expr::Name(base) = attribute.value.as_ref() else { return None };
+    let model = checker.resolver.model();
+    let (method_scope, [Binding { kind: BindingKind::Parameter, .. }]) =
+        model.reaching_bindings(base.id.as_str(), checker.scope, call_start)?
+    else {
+        return None;
+    };
+    let class = model.class_of(model.parent(method_scope)?)?;
+    let method = class.body.iter().find_map(|stmt| match stmt {
+        ast::Stmt::FunctionDef(method)
+            if method.range.contains(call_start) && model.scope_of_node(method.start()) == Some(method_scope) =>
+        {
+            Some(method)
+        }
+        _ => None,
+    })?;
+    let first = method.parameters.posonlyargs.iter().chain(&method.parameters.args).next()?;
+    if first.parameter.name.as_str() != base.id.as_str() {
+        return None;
+    }
+    let (block, index) = block_holding(&method.body, call_start)?;
+    for stmt in block[..index].iter().rev() {
+        if let ast::Stmt::Assign(ast::StmtAssign { targets, value, .. }) = stmt
+            && let [Expr::Attribute(target)] = targets.as_slice()
+            && target.attr.as_str() == attribute.attr.as_str()
+            && matches!(target.value.as_ref(), Expr::Name(name) if name.id == base.id)
+        {
+            let Expr::Call(constructor) = value.as_ref() else { return None };
+            return Some((constructor, At { scope: method_scope, offset: stmt.start() }));
+        }
+        if names(stmt, base.id.as_str()) {
+            return None;
+        }
+    }
+    None
+}
+
+/// The block of `body` (or of a statement nested in it, not in a nested function or class) whose
+/// statement at the returned index holds `offset`.
+fn block_holding(body: &[ast::Stmt], offset: ruff_text_size::TextSize) -> Option<(&[ast::Stmt], usize)> {
+    let index = body.iter().position(|stmt| stmt.range().contains(offset))?;
+    let inner: Vec<&[ast::Stmt]> = match &body[index] {
+        ast::Stmt::If(stmt) => std::iter::once(stmt.body.as_slice())
+            .chain(stmt.elif_else_clauses.iter().map(|c| c.body.as_slice()))
+            .collect(),
+        ast::Stmt::For(stmt) => vec![&stmt.body, &stmt.orelse],
+        ast::Stmt::While(stmt) => vec![&stmt.body, &stmt.orelse],
+        ast::Stmt::With(stmt) => vec![&stmt.body],
+        ast::Stmt::Try(stmt) => std::iter::once(stmt.body.as_slice())
+            .chain(stmt.handlers.iter().map(|ast::ExceptHandler::ExceptHandler(handler)| handler.body.as_slice()))
+            .chain([stmt.orelse.as_slice(), stmt.finalbody.as_slice()])
+            .collect(),
+        ast::Stmt::FunctionDef(_) | ast::Stmt::ClassDef(_) => return None,
+        _ => return Some((body, index)),
+    };
+    match inner.into_iter().find_map(|block| block_holding(block, offset)) {
+        Some(found) => Some(found),
+        // The offset is in the statement's header (a condition, an iterable).
+        None => Some((body, index)),
+    }
+}
+
+/// Whether `stmt` names `name` anywhere.
+fn names(stmt: &ast::Stmt, name: &str) -> bool {
+    struct Finder<'n> {
+        name: &'n str,
+        found: bool,
+    }
+    impl<'b> Visitor<'b> for Finder<'_> {
+        fn visit_expr(&mut self, expr: &'b Expr) {
+            if let Expr::Name(found) = expr
+                && found.id.as_str() == self.name
+            {
+                self.found = true;
+            }
+            ruff_python_ast::visitor::walk_expr(self, expr);
+        }
+    }
+    let mut finder = Finder { name, found: false };
+    finder.visit_stmt(stmt);
+    finder.found
 }
 
 /// The dict of the keywords a call passes to `**kwargs`: written keywords, and the entries of its
@@ -217,7 +508,7 @@ fn keywords_dict<'a>(checker: &Checker<'_, 'a>, keywords: &[&'a ast::Keyword], a
 fn rehome(
     checker: &Checker<'_, '_>,
     finding: Finding,
-    call: &ast::ExprCall,
+    (call, constructor): (&ast::ExprCall, Option<&ast::ExprCall>),
     name: &str,
     callee_file: &Arc<SourceFile>,
     caller_file: &Arc<SourceFile>,
@@ -226,9 +517,10 @@ fn rehome(
     let (here, elsewhere): (Vec<_>, Vec<_>) =
         finding.related.into_iter().partition(|related| Arc::ptr_eq(&related.file, caller_file));
     let passing = |range: TextRange| {
-        if !call.arguments.range().contains_range(range) {
-            return None;
-        }
+        let call = [Some(call), constructor]
+            .into_iter()
+            .flatten()
+            .find(|call| call.arguments.range().contains_range(range))?;
         let keyword = call.arguments.keywords.iter().map(Ranged::range).find(|keyword| keyword.contains_range(range));
         Some(keyword.unwrap_or(range))
     };

@@ -27,16 +27,25 @@ pub trait ProjectLookup {
     /// is; `Ok(None)` when it is none, the [`Cut`] when a limit stopped the lookup.
     fn function(&self, qualified: &str, caps: &CapNames) -> Result<Option<ProjectFunction<'_>>, Cut>;
 
+    /// The module-level class of another module of the project that the imported name `qualified` is,
+    /// its `class` statement as the [`ProjectFunction::def`]; `Ok(None)` when it is none, the [`Cut`] when a
+    /// limit stopped the lookup.
+    fn class(&self, qualified: &str, caps: &CapNames) -> Result<Option<ProjectFunction<'_>>, Cut>;
+
+    /// Whether the imported name `qualified` may be a module-level class of another module of the project
+    /// whose text holds a word the rules need: asked of the module's text, never parsed.
+    fn class_may_have_findings(&self, qualified: &str) -> bool;
+
     /// The file being checked, holding `text`, as another module's related locations name it.
     fn source_file(&self, text: &str) -> Arc<SourceFile>;
 }
 
-/// A function of another module of the project: its parsed module, its `def`, and the project as that
-/// module sees it (for the names it imports).
+/// A function (or a class) of another module of the project: its parsed module, its `def` (or `class`),
+/// and the project as that module sees it (for the names it imports).
 pub struct ProjectFunction<'p> {
     /// The module.
     pub module: Arc<ProjectModule>,
-    /// The range of the `def`.
+    /// The range of the `def` (or of the `class`).
     pub def: TextRange,
     /// The project, seen from that module.
     pub project: Box<dyn ProjectLookup + 'p>,

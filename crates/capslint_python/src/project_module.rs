@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use ruff_python_ast::{ModModule, Stmt, StmtFunctionDef};
+use ruff_python_ast::{ModModule, Stmt, StmtClassDef, StmtFunctionDef};
 use ruff_python_parser::Parsed;
 use ruff_text_size::{Ranged, TextRange};
 
@@ -25,6 +25,14 @@ impl ProjectModule {
     pub fn function(&self, range: TextRange) -> Option<&StmtFunctionDef> {
         self.parsed.syntax().body.iter().find_map(|stmt| match stmt {
             Stmt::FunctionDef(function) if function.range() == range => Some(function),
+            _ => None,
+        })
+    }
+
+    /// The module-level class whose `class` statement spans `range`.
+    pub fn class(&self, range: TextRange) -> Option<&StmtClassDef> {
+        self.parsed.syntax().body.iter().find_map(|stmt| match stmt {
+            Stmt::ClassDef(class) if class.range() == range => Some(class),
             _ => None,
         })
     }

@@ -278,18 +278,34 @@ pub fn functions_with_findings(text: &str) -> rustc_hash::FxHashSet<&str> {
         .collect()
 }
 
+/// Whether the module-level class `name` of the Python text `text` may have findings when a call of one
+/// of its methods is followed: the text of one of its top-level definitions holds a word the rules need
+/// (the boosters' packages counted wherever they are written). Searched in the text, never parsed.
+pub fn class_may_have_findings(text: &str, name: &str) -> bool {
+    top_level_statements(text, "class ")
+        .any(|(defined, definition)| defined == name && function_may_have_findings_in(definition))
+}
+
 /// Each top-level definition of a function in `text`: its name and its text.
 fn top_level_definitions(text: &str) -> impl Iterator<Item = (&str, &str)> {
-    let starts = memchr::memmem::find_iter(text.as_bytes(), b"def ").filter_map(move |at| {
+    top_level_statements(text, "def ")
+}
+
+/// Each top-level statement of `text` that starts with `keyword` (`def `, also after `async `, or
+/// `class `) and a name: that name and the statement's text.
+fn top_level_statements<'t>(text: &'t str, keyword: &'static str) -> impl Iterator<Item = (&'t str, &'t str)> {
+    let starts = memchr::memmem::find_iter(text.as_bytes(), keyword.as_bytes()).filter_map(move |at| {
         let line_start = text[..at].rfind('\n').map_or(0, |newline| newline + 1);
         let prefix = &text[line_start..at];
-        if !(prefix.is_empty() || prefix == "async ") {
+        if !(prefix.is_empty() || (prefix == "async " && keyword == "def ")) {
             return None;
         }
-        let rest = text[at + 4..].trim_start();
+        let rest = text[at + keyword.len()..].trim_start();
         let length = rest.find(|c: char| !(c.is_alphanumeric() || c == '_')).unwrap_or(rest.len());
         let (name, after) = rest.split_at(length);
-        (!name.is_empty() && after.trim_start().starts_with('(')).then_some((name, line_start))
+        let after = after.trim_start();
+        let opens = after.starts_with('(') || (keyword == "class " && after.starts_with(':'));
+        (!name.is_empty() && opens).then_some((name, line_start))
     });
     starts.map(move |(name, start)| {
         // The text ends before the first line after the `def` line that does not continue it: one that

@@ -21,6 +21,7 @@ use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
+use ruff_python_ast::Stmt;
 use rustc_hash::FxHashMap;
 
 use super::libraries;
@@ -106,6 +107,8 @@ pub struct ProjectIndex {
     listings: directories::Listings,
     /// The modules kept parsed because a call was followed into one of their functions.
     trees: Mutex<FxHashMap<PathBuf, TreeCell>>,
+    /// Whether each class asked for, by module and name, passes the prefilter.
+    class_words: RwLock<FxHashMap<(PathBuf, String), bool>>,
 }
 
 impl Drop for ProjectIndex {
@@ -131,6 +134,7 @@ impl ProjectIndex {
             prefiltered: RwLock::default(),
             listings: directories::Listings::default(),
             import_answers: RwLock::default(),
+            class_words: RwLock::default(),
         }
     }
 
@@ -260,6 +264,33 @@ impl ProjectIndex {
         })
     }
 
+    /// Whether `qualified`, imported from `from`, names a top-level class of a module of the project whose
+    /// text passes the prefilter ([`ProjectIndex::class_passes_prefilter`]).
+    fn class_may_have_findings(&self, from: &Path, qualified: &str) -> bool {
+        match self.locate(from, qualified).as_deref().map(|(path, attributes)| (path, attributes.as_slice())) {
+            Some((path, [class])) => self.class_passes_prefilter(path, class),
+            _ => false,
+        }
+    }
+
+    /// Whether the text of the module at `path` has a top-level class `class` whose text passes the
+    /// prefilter ([`crate::prefilter::class_may_have_findings`]); answered once per module and class.
+    fn class_passes_prefilter(&self, path: &Path, class: &str) -> bool {
+        let key = (path.to_path_buf(), class.to_string());
+        if let Some(known) = self.class_words.read().ok().and_then(|known| known.get(&key).copied()) {
+            return known;
+        }
+        let display = capslint_workspace::discover::display_name(path, &self.cwd);
+        let passes = self
+            .reader
+            .read_to_string(path, &display, MAX_MODULE_BYTES)
+            .is_ok_and(|text| crate::prefilter::class_may_have_findings(&text, class));
+        if let Ok(mut known) = self.class_words.write() {
+            known.insert(key, passes);
+        }
+        passes
+    }
+
     /// Whether `directory` holds a module or package named `name` (`name.py`, `name/`): asked before any
     /// candidate below it is looked at, so an import of a module that is not the project's (the standard
     /// library, an installed package) costs a look in each directory's listing, whatever the file.
@@ -345,6 +376,37 @@ impl ProjectIndex {
         };
         let project = Box::new(ModuleContext { index: self, file: found.summary.path.clone() });
         Ok(Some(ProjectFunction { module, def: *def, project }))
+    }
+
+    /// The module-level class that `qualified`, imported from `from`, is (defined once in the module it is
+    /// imported from), with the project as its module sees it: `def` is the range of the `class`.
+    fn class<'p>(&'p self, from: &Path, qualified: &str, caps: &CapNames) -> Result<Option<ProjectFunction<'p>>, Cut> {
+        // Nothing to follow into a class whose own text holds no word the rules need: asked of the text
+        // before the module is summarised or parsed.
+        if !self.class_may_have_findings(from, qualified) {
+            return Ok(None);
+        }
+        if let Some((path, _)) = self.locate(from, qualified).as_deref() {
+            self.read_for_call(path, caps);
+        }
+        let mut trail = Vec::new();
+        let Some(found) = self.export(from, qualified, caps, &mut trail)? else { return Ok(None) };
+        let ([name], Some(Export::Class(_))) = (found.path.as_slice(), found.export().filter(|_| trail.len() == 1))
+        else {
+            return Ok(None);
+        };
+        let module = match self.tree(&found.summary) {
+            Ok(module) => module,
+            Err(Unread::Limit(limit)) => return Err(self.module_cut(&found.summary.path, limit)),
+            Err(Unread::Unreadable) => return Ok(None),
+        };
+        let mut classes = module.parsed.syntax().body.iter().filter_map(|stmt| match stmt {
+            Stmt::ClassDef(class) if class.name.as_str() == name => Some(class.range),
+            _ => None,
+        });
+        let (Some(class), None) = (classes.next(), classes.next()) else { return Ok(None) };
+        let project = Box::new(ModuleContext { index: self, file: found.summary.path.clone() });
+        Ok(Some(ProjectFunction { module, def: class, project }))
     }
 
     /// The file at `path` holding `text`, named as the run names it.
@@ -584,6 +646,14 @@ impl ProjectLookup for ProjectContext<'_> {
         self.index.function(self.file, qualified, caps)
     }
 
+    fn class(&self, qualified: &str, caps: &CapNames) -> Result<Option<ProjectFunction<'_>>, Cut> {
+        self.index.class(self.file, qualified, caps)
+    }
+
+    fn class_may_have_findings(&self, qualified: &str) -> bool {
+        self.index.class_may_have_findings(self.file, qualified)
+    }
+
     fn source_file(&self, text: &str) -> Arc<SourceFile> {
         self.index.source_file(self.file, text)
     }
@@ -606,6 +676,14 @@ impl ProjectLookup for ModuleContext<'_> {
 
     fn function(&self, qualified: &str, caps: &CapNames) -> Result<Option<ProjectFunction<'_>>, Cut> {
         self.index.function(&self.file, qualified, caps)
+    }
+
+    fn class(&self, qualified: &str, caps: &CapNames) -> Result<Option<ProjectFunction<'_>>, Cut> {
+        self.index.class(&self.file, qualified, caps)
+    }
+
+    fn class_may_have_findings(&self, qualified: &str) -> bool {
+        self.index.class_may_have_findings(&self.file, qualified)
     }
 
     fn source_file(&self, text: &str) -> Arc<SourceFile> {
