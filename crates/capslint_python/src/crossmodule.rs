@@ -374,9 +374,10 @@ fn passes_a_pool_size<'a>(checker: &Checker<'_, 'a>, call: &'a ast::ExprCall, at
 }
 
 /// The call that constructed the instance `receiver` is, where the walk sees it: `receiver` itself
-/// (`Model(params).fit()`), the one definition of a name (`model = Model(params)`), or an attribute of the
-/// method's own receiver assigned in the block of the call, before it (`self.model = Model(params)` then
-/// `self.model.fit()`), with no statement between that names the receiver.
+/// (`Model(params).fit()`), the one definition of a name (`model = Model(params)`) with no call and no other
+/// mention of the name between it and the call, or an attribute of the method's own receiver assigned in
+/// the block of the call, before it (`self.model = Model(params)` then `self.model.fit()`), with no
+/// statement between that names the receiver.
 fn constructor_call<'a>(
     checker: &Checker<'_, 'a>,
     receiver: &'a Expr,
@@ -385,7 +386,16 @@ fn constructor_call<'a>(
     let at = checker.at(call_start);
     let (value, at) = match receiver {
         Expr::Call(_) => (receiver, at),
-        Expr::Name(_) => checker.resolver.watch(|| checker.resolver.definition(receiver, at)).0,
+        Expr::Name(name) => {
+            let (value, at) = checker.resolver.watch(|| checker.resolver.definition(receiver, at)).0;
+            // Nothing between the construction and the call may change the object: no other mention of
+            // the name, and no call at all (`model.n_jobs = 2`, `reset(model)`, `model.set_params(...)`).
+            let between = checker.source.get(value.end().to_usize()..receiver.start().to_usize())?;
+            if between.contains('(') || mentions(between, name.id.as_str()) {
+                return None;
+            }
+            (value, at)
+        }
         Expr::Attribute(attribute) => return own_attribute_constructor(checker, attribute, call_start),
         _ => return None,
     };
@@ -393,6 +403,16 @@ fn constructor_call<'a>(
         Expr::Call(call) => Some((call, at)),
         _ => None,
     }
+}
+
+/// Whether `text` holds `name` as a whole word.
+fn mentions(text: &str, name: &str) -> bool {
+    let is_name_byte = |byte: u8| byte.is_ascii_alphanumeric() || byte == b'_' || byte >= 0x80;
+    memchr::memmem::find_iter(text.as_bytes(), name.as_bytes()).any(|at| {
+        let before = at.checked_sub(1).map(|index| text.as_bytes()[index]);
+        let after = text.as_bytes().get(at + name.len()).copied();
+        !before.is_some_and(is_name_byte) && !after.is_some_and(is_name_byte)
+    })
 }
 
 /// [`constructor_call`] of `self.<attribute>` in a method of a class of this module.
