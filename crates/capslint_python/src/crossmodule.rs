@@ -35,7 +35,7 @@ use super::own_instance::may_size_a_pool;
 use super::project_module::ProjectModule;
 use super::recovery::Distrusted;
 use super::resolve::{At, Resolver, Value};
-use super::semantic::{Binding, BindingKind, ScopeId, SemanticModel};
+use super::semantic::{Binding, BindingKind, ScopeId, ScopeKind, SemanticModel};
 use super::value::{DictEntry, DictValue, Resolved};
 use capslint_diagnostics::diagnostic::Finding;
 use capslint_diagnostics::source::SourceFile;
@@ -374,11 +374,11 @@ fn passes_a_pool_size<'a>(checker: &Checker<'_, 'a>, call: &'a ast::ExprCall, at
 }
 
 /// The call that constructed the instance `receiver` is, where the walk sees it: `receiver` itself
-/// (`Model(params).fit()`), the one definition of a name (`model = Model(params)`) with no call and no other
-/// mention of the name between it and the call, or an attribute of the method's own receiver assigned in
+/// (`Model(params).fit()`), the one definition of a name (`model = Model(params)`) with no other mention of
+/// the name between it and the call (nor any call, for a name outside a function), or an attribute of the method's own receiver assigned in
 /// the block of the call, before it (`self.model = Model(params)` then `self.model.fit()`), with no
 /// statement between that names the receiver.
-fn constructor_call<'a>(
+pub(crate) fn constructor_call<'a>(
     checker: &Checker<'_, 'a>,
     receiver: &'a Expr,
     call_start: ruff_text_size::TextSize,
@@ -389,9 +389,11 @@ fn constructor_call<'a>(
         Expr::Name(name) => {
             let (value, at) = checker.resolver.watch(|| checker.resolver.definition(receiver, at)).0;
             // Nothing between the construction and the call may change the object: no other mention of
-            // the name, and no call at all (`model.n_jobs = 2`, `reset(model)`, `model.set_params(...)`).
+            // the name (`model.n_jobs = 2`, `reset(model)`, `model.set_params(...)`), and for a name
+            // outside a function, which any function may rebind or change, no call at all.
             let between = checker.source.get(value.end().to_usize()..receiver.start().to_usize())?;
-            if between.contains('(') || mentions(between, name.id.as_str()) {
+            let local = checker.resolver.model().scope_kind(at.scope) == ScopeKind::Function;
+            if mentions(between, name.id.as_str()) || (!local && between.contains('(')) {
                 return None;
             }
             (value, at)

@@ -130,15 +130,15 @@ struct Constructor<'a> {
     at: At,
 }
 
-/// A method called on an instance of a class of this module that the walk sees constructed, directly
-/// (`Model(params).fit()`) or through the one definition of a name (`model = Model(params)`): the
-/// method, with its constructor. Only a plain method of a class with a plain `__init__` of its own.
+/// A method called on an instance of a class of this module that the walk sees constructed
+/// ([`super::crossmodule::constructor_call`]: directly, `Model(params).fit()`; through the one definition of
+/// a name, `model = Model(params)`, that nothing changes before the call; or through `self.model` assigned
+/// just before in the same block): the method, with its constructor. Only a plain method of a class with a
+/// plain `__init__` of its own.
 fn constructed<'a>(checker: &Checker<'_, 'a>, attribute: &'a ast::ExprAttribute) -> Option<Callee<'a>> {
     let model = checker.resolver.model();
     // A limit reached here only means the method is not followed: the rules report what they need.
-    let at = checker.at(attribute.start());
-    let ((value, at), _) = checker.resolver.watch(|| checker.resolver.definition(&attribute.value, at));
-    let Expr::Call(call) = value else { return None };
+    let (call, at) = super::crossmodule::constructor_call(checker, &attribute.value, attribute.start())?;
     let Expr::Name(class_name) = call.func.as_ref() else { return None };
     let (_, [Binding { kind: BindingKind::Class(class), .. }]) =
         model.reaching_bindings(class_name.id.as_str(), at.scope, at.offset)?
