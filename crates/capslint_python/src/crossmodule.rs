@@ -407,6 +407,23 @@ pub(crate) fn constructor_call<'a>(
     }
 }
 
+/// The argument of `call` (the whole keyword argument for a keyword) that passes a name whose one
+/// reaching assignment holds `place` (`jobs` of `fit(X, jobs)` after `jobs = -1`, for the place of `-1`).
+fn passed_name_assigned_at(checker: &Checker<'_, '_>, call: &ast::ExprCall, place: TextRange) -> Option<TextRange> {
+    let model = checker.resolver.model();
+    let assigns = |expr: &Expr| {
+        let Expr::Name(name) = expr else { return false };
+        match model.reaching_bindings(name.id.as_str(), checker.scope, call.start()) {
+            Some((_, [Binding { kind: BindingKind::Assign(value), range, .. }])) => {
+                value.range().contains_range(place) || range.contains_range(place)
+            }
+            _ => false,
+        }
+    };
+    let positional = call.arguments.args.iter().find(|argument| assigns(argument)).map(Ranged::range);
+    positional.or_else(|| call.arguments.keywords.iter().find(|keyword| assigns(&keyword.value)).map(Ranged::range))
+}
+
 /// Whether `text` holds `name` as a whole word.
 fn mentions(text: &str, name: &str) -> bool {
     let is_name_byte = |byte: u8| byte.is_ascii_alphanumeric() || byte == b'_' || byte >= 0x80;
@@ -538,11 +555,12 @@ fn rehome(
     let inside = finding.range;
     let (here, elsewhere): (Vec<_>, Vec<_>) =
         finding.related.into_iter().partition(|related| Arc::ptr_eq(&related.file, caller_file));
+    let calls = [Some(call), constructor];
     let passing = |range: TextRange| {
-        let call = [Some(call), constructor]
-            .into_iter()
-            .flatten()
-            .find(|call| call.arguments.range().contains_range(range))?;
+        let Some(call) = calls.into_iter().flatten().find(|call| call.arguments.range().contains_range(range)) else {
+            // A name passed whose assignment holds the place: the argument that passes it.
+            return calls.into_iter().flatten().find_map(|call| passed_name_assigned_at(checker, call, range));
+        };
         let keyword = call.arguments.keywords.iter().map(Ranged::range).find(|keyword| keyword.contains_range(range));
         Some(keyword.unwrap_or(range))
     };
