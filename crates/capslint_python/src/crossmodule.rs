@@ -409,7 +409,11 @@ pub(crate) fn constructor_call<'a>(
 
 /// The argument of `call` (the whole keyword argument for a keyword) that passes a name whose one
 /// reaching assignment holds `place` (`jobs` of `fit(X, jobs)` after `jobs = -1`, for the place of `-1`).
-fn passed_name_assigned_at(checker: &Checker<'_, '_>, call: &ast::ExprCall, place: TextRange) -> Option<TextRange> {
+pub(crate) fn passed_name_assigned_at(
+    checker: &Checker<'_, '_>,
+    call: &ast::ExprCall,
+    place: TextRange,
+) -> Option<TextRange> {
     let model = checker.resolver.model();
     let assigns = |expr: &Expr| {
         let Expr::Name(name) = expr else { return false };

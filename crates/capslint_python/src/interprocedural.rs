@@ -333,13 +333,19 @@ fn rehome(
 ) -> Finding {
     let inside = finding.range;
     let passing = |range: TextRange| {
-        std::iter::once(call).chain(constructor).find_map(|call| {
+        let direct = std::iter::once(call).chain(constructor).find_map(|call| {
             if !call.arguments.range().contains_range(range) {
                 return None;
             }
             let keyword =
                 call.arguments.keywords.iter().map(Ranged::range).find(|keyword| keyword.contains_range(range));
             Some(keyword.unwrap_or(range))
+        });
+        // A name passed whose assignment holds the place: the argument that passes it.
+        direct.or_else(|| {
+            std::iter::once(call)
+                .chain(constructor)
+                .find_map(|call| super::crossmodule::passed_name_assigned_at(checker, call, range))
         })
     };
     let primary = finding.secondary.iter().find_map(|label| passing(label.range)).unwrap_or(call.func.range());
