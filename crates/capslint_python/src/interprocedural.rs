@@ -131,14 +131,14 @@ struct Constructor<'a> {
 }
 
 /// A method called on an instance of a class of this module that the walk sees constructed
-/// ([`super::crossmodule::constructor_call`]: directly, `Model(params).fit()`; through the one definition of
+/// ([`super::receivers::constructor_call`]: directly, `Model(params).fit()`; through the one definition of
 /// a name, `model = Model(params)`, that nothing changes before the call; or through `self.model` assigned
 /// just before in the same block): the method, with its constructor. Only a plain method of a class with a
 /// plain `__init__` of its own.
 fn constructed<'a>(checker: &Checker<'_, 'a>, attribute: &'a ast::ExprAttribute) -> Option<Callee<'a>> {
     let model = checker.resolver.model();
     // A limit reached here only means the method is not followed: the rules report what they need.
-    let (call, at) = super::crossmodule::constructor_call(checker, &attribute.value, attribute.start())?;
+    let (call, at) = super::receivers::constructor_call(checker, &attribute.value, attribute.start())?;
     let Expr::Name(class_name) = call.func.as_ref() else { return None };
     let (_, [Binding { kind: BindingKind::Class(class), .. }]) =
         model.reaching_bindings(class_name.id.as_str(), at.scope, at.offset)?
@@ -345,7 +345,7 @@ fn rehome(
         direct.or_else(|| {
             std::iter::once(call)
                 .chain(constructor)
-                .find_map(|call| super::crossmodule::passed_name_assigned_at(checker, call, range))
+                .find_map(|call| super::receivers::passed_name_assigned_at(checker, call, range))
         })
     };
     let primary = finding.secondary.iter().find_map(|label| passing(label.range)).unwrap_or(call.func.range());

@@ -28,6 +28,7 @@ mod prescan;
 mod project;
 mod project_module;
 mod python2;
+mod receivers;
 mod recovery;
 mod resolve;
 mod rules;

@@ -193,7 +193,7 @@ fn continues_a_name(bytes: &[u8], at: usize) -> bool {
 }
 
 /// Whether `byte` can be part of a Python name: a letter, a digit, `_`, or part of a non-ASCII character.
-fn is_name_byte(byte: u8) -> bool {
+pub(crate) fn is_name_byte(byte: u8) -> bool {
     byte.is_ascii_alphanumeric() || byte == b'_' || byte >= 0x80
 }
 
