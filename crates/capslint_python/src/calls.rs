@@ -306,10 +306,19 @@ pub struct FollowedCalls {
     baselines: RefCell<FxHashMap<(usize, usize), Rc<FindingKeys>>>,
     /// How many bytes of other modules' code were modelled to follow calls into their functions.
     model_bytes: std::cell::Cell<u64>,
-    /// The callees, as written, that no call is followed into because the project defines no function
-    /// to follow for them: by the module whose code calls them (its text's address) and the import that
-    /// binds their first name (its offset).
-    unfollowed: RefCell<FxHashMap<(usize, u32), FxHashSet<String>>>,
+    /// The callees, as written, that no call is followed into because the project defines nothing to
+    /// follow for them: by the module whose code calls them (its text's address), the import that binds
+    /// their first name (its offset) and what was looked up.
+    unfollowed: RefCell<FxHashMap<(usize, u32, Lookup), FxHashSet<String>>>,
+}
+
+/// What a callee was looked up as in the project.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Lookup {
+    /// A module-level function the call runs.
+    Function,
+    /// A class whose instances' methods are called.
+    Class,
 }
 
 impl FollowedCalls {
@@ -326,15 +335,15 @@ impl FollowedCalls {
         }
     }
 
-    /// Whether `callee`, as written in the code at `module` under the import at `import`, was found to
-    /// call no function of the project ([`FollowedCalls::not_followed`]).
-    pub fn is_not_followed(&self, module: usize, import: u32, callee: &str) -> bool {
-        self.unfollowed.borrow().get(&(module, import)).is_some_and(|callees| callees.contains(callee))
+    /// Whether `callee`, as written in the code at `module` under the import at `import`, was found to be
+    /// no `lookup` of the project to follow ([`FollowedCalls::not_followed`]).
+    pub fn is_not_followed(&self, module: usize, import: u32, lookup: Lookup, callee: &str) -> bool {
+        self.unfollowed.borrow().get(&(module, import, lookup)).is_some_and(|callees| callees.contains(callee))
     }
 
-    /// Records that `callee` calls no function of the project, so that its next calls are not looked up.
-    pub fn not_followed(&self, module: usize, import: u32, callee: &str) {
-        self.unfollowed.borrow_mut().entry((module, import)).or_default().insert(callee.to_string());
+    /// Records that `callee` is no `lookup` of the project to follow, so that it is not looked up again.
+    pub fn not_followed(&self, module: usize, import: u32, lookup: Lookup, callee: &str) {
+        self.unfollowed.borrow_mut().entry((module, import, lookup)).or_default().insert(callee.to_string());
     }
 
     /// Counts `bytes` more of another module's code to model for a call: whether they are within

@@ -23,7 +23,7 @@ use ruff_python_ast::visitor::Visitor;
 use ruff_python_ast::{self as ast, Expr};
 use ruff_text_size::{Ranged, TextRange};
 
-use super::calls::{self, Argument, Bound, CallFrames, Instance, Site};
+use super::calls::{self, Argument, Bound, CallFrames, Instance, Lookup, Site};
 use super::checker::Checker;
 use super::cluster_fits::LazyFitIndex;
 use super::detached::Detacher;
@@ -59,14 +59,14 @@ pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall) {
     // Each callee is looked up once per module: most calls of a file call the same few functions.
     let module = checker.source.as_ptr() as usize;
     let callee = checker.text(call.func.range());
-    if checker.followed.is_not_followed(module, import, callee) {
+    if checker.followed.is_not_followed(module, import, Lookup::Function, callee) {
         return;
     }
     let at = checker.at(call.start());
     let (qualified, _) = checker.resolver.watch(|| checker.resolver.qualified_name(&call.func, at));
     let Some(qualified) = qualified else { return };
     if libraries::is_known_callee(&qualified) {
-        checker.followed.not_followed(module, import, callee);
+        checker.followed.not_followed(module, import, Lookup::Function, callee);
         return;
     }
     if !checker.resolver.spend_walk(LOOKUP_STEPS, call.start()) {
@@ -75,7 +75,7 @@ pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall) {
     let function = match project.function(&qualified, checker.resolver.caps()) {
         Ok(Some(function)) => function,
         Ok(None) => {
-            checker.followed.not_followed(module, import, callee);
+            checker.followed.not_followed(module, import, Lookup::Function, callee);
             return;
         }
         Err(cut) => {
@@ -285,13 +285,11 @@ fn method_call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall) {
     if call.arguments.is_empty() && constructor.arguments.is_empty() {
         return;
     }
-    // Each imported class is looked up once per module, as callees are: under the import's offset
-    // inverted, which no offset of a file within the size limit is, so that the answer for the class's
-    // methods is kept apart from the one for calling the class itself.
-    let Some(import) = imported_callee_at(checker, constructor, constructor_at).map(|import| !import) else { return };
+    // Each imported class is looked up once per module, as callees are.
+    let Some(import) = imported_callee_at(checker, constructor, constructor_at) else { return };
     let module_key = checker.source.as_ptr() as usize;
     let class_name = checker.text(constructor.func.range());
-    if checker.followed.is_not_followed(module_key, import, class_name) {
+    if checker.followed.is_not_followed(module_key, import, Lookup::Class, class_name) {
         return;
     }
     let (qualified, _) = checker.resolver.watch(|| checker.resolver.qualified_name(&constructor.func, constructor_at));
@@ -302,7 +300,7 @@ fn method_call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall) {
     // Asked of the class's text, before its module is parsed: most classes are not the project's, or
     // hold no word the rules need.
     if libraries::is_known_callee(&qualified) || !project.class_may_have_findings(&qualified) {
-        checker.followed.not_followed(module_key, import, class_name);
+        checker.followed.not_followed(module_key, import, Lookup::Class, class_name);
         return;
     }
     if !checker.file_holds_a_word()
@@ -314,7 +312,7 @@ fn method_call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall) {
     let class = match project.class(&qualified, checker.resolver.caps()) {
         Ok(Some(class)) => class,
         Ok(None) => {
-            checker.followed.not_followed(module_key, import, class_name);
+            checker.followed.not_followed(module_key, import, Lookup::Class, class_name);
             return;
         }
         Err(cut) => {
