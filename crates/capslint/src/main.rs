@@ -2,6 +2,7 @@
 //! It dispatches and prints; what a command does lives in the crates below it (the README's design
 //! section draws them).
 
+mod allocator;
 mod cli;
 mod color;
 mod commands;
@@ -11,7 +12,7 @@ use std::process::ExitCode;
 
 /// mimalloc: the parser allocates many small nodes, and the system allocator is measurably slower at that.
 #[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static GLOBAL: allocator::Mimalloc = allocator::Mimalloc;
 
 fn main() -> ExitCode {
     cli::main()
