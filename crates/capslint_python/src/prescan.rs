@@ -21,9 +21,22 @@
 //! parsed first ([`before_parsing`] lets it through): the parser grows its stack on the heap, one level per
 //! byte at worst, and only nested f-strings took it time quadratic in their depth (hence the bound on
 //! them). At this size the worst shapes tried (64 Ki unclosed brackets) took 0.11 s and 160 MB, released
-//! when the file is done. [`after_parsing`] then makes the same estimate from the parser's tokens, before
-//! any walk of the tree, instead of lexing the text a second time. Any other text is scanned byte by byte
-//! before the parser sees it, so the parser never sees a tree deeper than [`MAX_NESTING`] there.
+//! when the file is done. A longer text, up to [`PARSE_FIRST_COUNTED_MAX_BYTES`], is parsed first as well
+//! when it has at most [`MAX_LEVEL_OPENERS`] of the tokens that can open a level of the parser's recursion
+//! ([`level_openers`]): its recursion then stays within that same worst case. [`after_parsing`] then makes
+//! the same estimate from the parser's tokens, before any walk of the tree, instead of lexing the text a
+//! second time. Any other text is scanned byte by byte before the parser sees it, so the parser never sees
+//! a tree deeper than [`MAX_NESTING`] there.
+//!
+//! **The parser's recursion.** ruff's parser recurses for an operand (after a unary operator, `not`,
+//! `await`, a binary operator that binds tighter than the one before it, `**`), for a bracket's contents,
+//! for a conditional expression's branches (`if`, `else`), a lambda's body, a `yield`'s value, a format
+//! spec (after `:`), a pattern (brackets, `|`), a block (after `:`) and the recovery of `async async ...`;
+//! names, numbers, strings, `.`, `,` and `;` continue a level instead. Every level therefore consumes one
+//! of the punctuation bytes or keywords [`level_openers`] counts, or climbs the precedence of `and`, `or`
+//! and the comparisons (`in`, `is`, `not in`), which can add at most three levels before one of them.
+//! Counting bytes and substrings over the whole text (strings and comments included) only over-counts, so
+//! four levels per counted opener bound the depth.
 
 use ruff_python_ast::token::{Token, TokenKind};
 use ruff_text_size::{Ranged, TextRange, TextSize};
@@ -98,11 +111,22 @@ struct Frame {
     base: u32,
 }
 
-/// The largest text parsed before its nesting is judged (see the module docs).
+/// The largest text parsed before its nesting is judged whatever its shape (see the module docs).
 pub const PARSE_FIRST_MAX_BYTES: usize = 64 << 10;
 
+/// The largest text parsed before its nesting is judged when it has at most [`MAX_LEVEL_OPENERS`] tokens
+/// that can open a level of the parser's recursion: within the token bound by far, and a few times the
+/// largest source files of real projects.
+pub const PARSE_FIRST_COUNTED_MAX_BYTES: usize = 1 << 20;
+
+/// The most tokens that can open a level of the parser's recursion in a text longer than
+/// [`PARSE_FIRST_MAX_BYTES`] that is parsed first: at four levels each, the deepest recursion of a text
+/// of [`PARSE_FIRST_MAX_BYTES`] (see the module docs). Real files have far fewer (a few thousand in 200 KB
+/// of Python).
+pub const MAX_LEVEL_OPENERS: usize = PARSE_FIRST_MAX_BYTES / 4;
+
 // A text parsed first is within the token bound by its size alone.
-const _: () = assert!(PARSE_FIRST_MAX_BYTES as u64 <= MAX_TOKENS);
+const _: () = assert!(PARSE_FIRST_COUNTED_MAX_BYTES as u64 <= MAX_TOKENS);
 
 /// The most f- and t-string openings a text parsed first may have: the parser takes time quadratic in
 /// how deeply they nest, and they cannot nest deeper than there are.
@@ -122,10 +146,58 @@ pub enum Pending {
 /// module docs). A text of at most [`PARSE_FIRST_MAX_BYTES`] with few f- and t-strings is parsed first:
 /// [`after_parsing`] judges it.
 pub fn before_parsing(text: &str) -> Result<Pending, Refusal> {
-    if text.len() <= PARSE_FIRST_MAX_BYTES && !more_interpolated_openings_than(text, MAX_INTERPOLATED_OPENINGS) {
+    let within_parser_bounds = text.len() <= PARSE_FIRST_MAX_BYTES
+        || (text.len() <= PARSE_FIRST_COUNTED_MAX_BYTES && level_openers(text, MAX_LEVEL_OPENERS) <= MAX_LEVEL_OPENERS);
+    if within_parser_bounds && !more_interpolated_openings_than(text, MAX_INTERPOLATED_OPENINGS) {
         return Ok(Pending::TokenEstimate);
     }
     Scanner::new(text).run().map(|()| Pending::Nothing)
+}
+
+/// The punctuation bytes that can open a level of the parser's recursion (see the module docs): brackets,
+/// operators (unary, binary, `**`, `*` and `**` unpacking, `:=`, `->`), `:` and `@`. A table: one load per
+/// byte, faster here than comparisons the compiler vectorises for the baseline CPU.
+static OPENS_A_LEVEL: [bool; 256] = {
+    let mut table = [false; 256];
+    let openers = b"([{-+~*/%@&|^<>=!:";
+    let mut index = 0;
+    while index < openers.len() {
+        table[openers[index] as usize] = true;
+        index += 1;
+    }
+    table
+};
+
+/// The keywords that open a level of the parser's recursion, as substrings: `elif` holds `if`.
+const LEVEL_KEYWORDS: [&str; 7] = ["not", "await", "lambda", "yield", "if", "else", "async"];
+
+/// One search for all of [`LEVEL_KEYWORDS`]. Keyword tokens never overlap, so counting its
+/// non-overlapping matches counts every one of them (and the keywords inside longer names).
+fn level_keywords() -> &'static aho_corasick::packed::Searcher {
+    static SEARCHER: std::sync::OnceLock<aho_corasick::packed::Searcher> = std::sync::OnceLock::new();
+    SEARCHER.get_or_init(|| {
+        aho_corasick::packed::Searcher::new(LEVEL_KEYWORDS).expect("a packed searcher takes seven short words")
+    })
+}
+
+/// An over-count of the tokens of `text` that can open a level of the parser's recursion: the bytes of
+/// [`OPENS_A_LEVEL`] and the occurrences of [`LEVEL_KEYWORDS`] anywhere, strings and comments included.
+/// The count stops once it passes `enough`.
+fn level_openers(text: &str, enough: usize) -> usize {
+    let mut count = 0;
+    for chunk in text.as_bytes().chunks(4096) {
+        count += chunk.iter().map(|&byte| usize::from(OPENS_A_LEVEL[usize::from(byte)])).sum::<usize>();
+        if count > enough {
+            return count;
+        }
+    }
+    for _ in level_keywords().find_iter(text) {
+        count += 1;
+        if count > enough {
+            break;
+        }
+    }
+    count
 }
 
 /// Refuses a text that [`before_parsing`] left to this estimate from the parser's `tokens`, when its tree
@@ -683,6 +755,25 @@ mod tests {
 
     fn tokens(text: &str) -> Vec<Token> {
         ruff_python_parser::parse_unchecked_source(text, ruff_python_ast::PySourceType::Python).tokens().to_vec()
+    }
+
+    #[test]
+    fn large_texts_are_parsed_first_when_few_tokens_open_a_level_of_the_parser() {
+        // Two openers a line (`=` and `(`): 12 Ki of them in 216 KB.
+        let code = "value = compute(alpha, beta, gamma)\n";
+        assert_eq!(level_openers(code, usize::MAX), 2);
+        let ordinary = code.repeat(6_000);
+        assert!(ordinary.len() > PARSE_FIRST_MAX_BYTES);
+        assert_eq!(before_parsing(&ordinary), Ok(Pending::TokenEstimate));
+        // 18 Ki of them: scanned.
+        assert_eq!(before_parsing(&code.repeat(9_000)), Ok(Pending::Nothing));
+        // Keywords count wherever they are written, inside names too: `notify` holds `not` and `if`.
+        assert_eq!(level_openers("notify(x) if y else z\n", usize::MAX), 5);
+        assert!(matches!(before_parsing(&"not ".repeat(20_000)), Err(Refusal::TooDeep { .. })));
+        // Past 1 MiB, scanned whatever the shape.
+        let names = "alpha\n".repeat(PARSE_FIRST_COUNTED_MAX_BYTES / 6 + 1);
+        assert_eq!(level_openers(&names, usize::MAX), 0);
+        assert_eq!(before_parsing(&names), Ok(Pending::Nothing));
     }
 
     #[test]

@@ -401,8 +401,9 @@ fn work_beyond_the_budget_is_cap003_for_that_file_only() {
 }
 
 /// Shapes nested just below the limit are analysed (on rayon's small-stack threads: the analysis grows
-/// its own stack), and just above it are refused: from the parser's tokens in a small file, before
-/// parsing in one padded past the size parsed first. Dropping the trees must not overflow either.
+/// its own stack), and just above it are refused: from the parser's tokens in a small file and in a large
+/// one with few tokens that open a level of the parser's recursion, before parsing in one padded past the
+/// size parsed first with many. Dropping the trees must not overflow either.
 #[test]
 fn deep_nesting_is_analysed_below_the_limit_and_refused_above() {
     // Each link, its tokens: `1 + ` is two (the literal and the operator), `{1: ` three.
@@ -418,11 +419,13 @@ fn deep_nesting_is_analysed_below_the_limit_and_refused_above() {
         ("{1: ", "1", "}", 3),
         ("f'{", "1", "}'", 2),
     ];
-    // Past the size parsed first (64 KiB), whatever the shape.
-    let padding = "y = 1\n".repeat(12_000);
+    // Past the size parsed first whatever the shape (64 KiB): with more than 16 Ki tokens that open a level
+    // of the parser's recursion (scanned before parsing), and with few (parsed first).
+    let scanned = "y = -1\n".repeat(12_000);
+    let parsed_first = "y\n".repeat(40_000);
     for (open, middle, close, tokens) in shapes {
         for (depth, refused) in [(9_000 / tokens, false), (10_500, true)] {
-            for pad in ["", padding.as_str()] {
+            for pad in ["", scanned.as_str(), parsed_first.as_str()] {
                 let text = format!("{HEADER}x = {}{middle}{}\n{pad}Pool()\n", open.repeat(depth), close.repeat(depth));
                 let codes = lint_codes("deep.py", text);
                 let expected: &[&str] = if refused { &["CAP003"] } else { &["CAP104"] };
@@ -460,6 +463,14 @@ fn the_costliest_shapes_parsed_first_are_refused() {
     let fstrings = format!("{HEADER}x = {}1{}\nPool()\n", "f\"{f'{".repeat(depth), "}'}\"".repeat(depth));
     assert!(fstrings.len() < 64 << 10);
     assert_eq!(lint_codes("fstrings.py", fstrings), ["CAP003"]);
+    // Past 64 KiB, parsed first with as many tokens that open a level of the parser's recursion as it
+    // takes (16 Ki, brackets or keywords), the rest names.
+    let names = "alpha\n".repeat(40_000);
+    for opener in ["(", "not ", "lambda ", "await "] {
+        let large = format!("{HEADER}x = {}1\n{names}Pool()\n", opener.repeat(16_000));
+        assert!(large.len() > 64 << 10);
+        assert_eq!(lint_codes("large.py", large), ["CAP003"], "{opener:?}");
+    }
 }
 
 #[test]
