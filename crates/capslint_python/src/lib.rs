@@ -337,6 +337,36 @@ struct Module<'t> {
     cells: Option<&'t CellMap>,
 }
 
+/// The words of a module's text that turn on a part of the analysis, found in one search.
+struct Mentions {
+    /// `parallel_backend` or `parallel_config`: a joblib backend block may exempt a fit (CAP101).
+    cluster_backend: bool,
+    /// `pod_template_file`: an Airflow operator may name a pod template (the manifest rules).
+    pod_template_file: bool,
+}
+
+impl Mentions {
+    const WORDS: [&str; 3] = ["parallel_backend", "parallel_config", "pod_template_file"];
+
+    fn of(text: &str) -> Self {
+        static SEARCHER: std::sync::OnceLock<aho_corasick::packed::Searcher> = std::sync::OnceLock::new();
+        let searcher = SEARCHER.get_or_init(|| {
+            aho_corasick::packed::Searcher::new(Self::WORDS).expect("a packed searcher takes three words")
+        });
+        let mut mentions = Mentions { cluster_backend: false, pod_template_file: false };
+        for found in searcher.find_iter(text) {
+            match found.pattern().as_usize() {
+                2 => mentions.pod_template_file = true,
+                _ => mentions.cluster_backend = true,
+            }
+            if mentions.cluster_backend && mentions.pod_template_file {
+                break;
+            }
+        }
+        mentions
+    }
+}
+
 /// Runs the enabled rules over a module, except on its distrusted statements.
 fn run_rules(
     module: Module<'_>,
@@ -360,12 +390,13 @@ fn run_rules(
         checker.in_notebook(cells);
     }
     checker.distrusting(distrusted);
-    if rules.contains(Rule::NJobsAllCores) && (holds(text, "parallel_backend") || holds(text, "parallel_config")) {
+    let mentions = Mentions::of(text);
+    if rules.contains(Rule::NJobsAllCores) && mentions.cluster_backend {
         let index = cluster_fits::LazyFitIndex::new(body, !distrusted.is_empty(), &budget);
         checker.cluster_fits = Some(std::rc::Rc::new(index));
     }
     if rules.iter().any(|rule| rule.family() == capslint_diagnostics::registry::Family::Manifest)
-        && holds(text, "pod_template_file")
+        && mentions.pod_template_file
     {
         checker.collect_pod_templates();
     }

@@ -49,6 +49,10 @@ enum Role {
     WholeName,
     /// One word of a pair, by its bit: the text matches once both bits of a pair are seen.
     PairWord(u32),
+    /// A word that ends with a call's `(` (`kubernetes(`), searched without it: the text matches where
+    /// the `(` follows the name, after blanks, line breaks, continuations or comments if any (Python
+    /// reads `@task.kubernetes (image=...)` as the call too).
+    Called,
     /// One of [`SHARED_ANCHORS`], standing for the words of this index that hold it: the text matches
     /// where one of those words is written around the anchor.
     Anchor(usize),
@@ -78,6 +82,11 @@ impl WordSearch {
         let mut roles = Vec::new();
         let mut anchored: Vec<Vec<AnchoredWord>> = vec![Vec::new(); SHARED_ANCHORS.len()];
         for word in words {
+            if let Some(name) = word.strip_suffix('(') {
+                patterns.push(name);
+                roles.push(Role::Called);
+                continue;
+            }
             match SHARED_ANCHORS.iter().enumerate().find_map(|(index, anchor)| Some((index, word.find(anchor)?))) {
                 Some((index, anchor_at)) => anchored[index].push(AnchoredWord { word: word.to_string(), anchor_at }),
                 None => {
@@ -133,6 +142,8 @@ impl WordSearch {
             from = found.end();
             match self.roles[found.pattern().as_usize()] {
                 Role::Word => return true,
+                Role::Called if spelling::is_called_at(text.as_bytes(), found.end()) => return true,
+                Role::Called => {}
                 Role::Anchor(index) if self.anchored_word_at(text.as_bytes(), index, found.start()) => return true,
                 // Another word may start inside the anchor.
                 Role::Anchor(_) => from = found.start() + 1,
@@ -279,13 +290,6 @@ fn function_prefilter() -> &'static WordSearch {
     })
 }
 
-/// The names of the prefilter words that end with a call's `(` (`kubernetes(`), which Python also reads
-/// with blanks before the `(`.
-fn called_names() -> &'static [&'static str] {
-    static NAMES: OnceLock<Vec<&'static str>> = OnceLock::new();
-    NAMES.get_or_init(|| crate::prefilter_words().into_iter().filter_map(|word| word.strip_suffix('(')).collect())
-}
-
 /// Whether a Python text contains one of the words the rules need, written out or spelled indirectly
 /// (implicit concatenation, escapes, NFKC-folded identifiers, blanks before a call's `(`: see
 /// [`spelling`]). A text for which this is false has no findings, so it is never parsed.
@@ -301,9 +305,7 @@ fn function_may_have_findings_in(definition: &str) -> bool {
 
 /// Whether `search` matches `text`, written out or spelled indirectly.
 fn searched_with(search: &WordSearch, text: &str) -> bool {
-    search.is_match(text)
-        || called_names().iter().any(|name| spelling::called_after_a_gap(text, name))
-        || spelling::unfolded(text).iter().any(|unfolded| search.is_match(unfolded))
+    search.is_match(text) || spelling::unfolded(text).iter().any(|unfolded| search.is_match(unfolded))
 }
 
 /// Whether `text` holds one of the words the rules need as written (or both words of a pair), without the

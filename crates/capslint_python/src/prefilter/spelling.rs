@@ -9,7 +9,7 @@
 //!   `"\N{LATIN SMALL LETTER N}_jobs"`, and a backslash before a line break, which joins the lines;
 //! - NFKC normalisation of identifiers: `ｎ_jobs=-1` (fullwidth `n`) is the keyword `n_jobs`;
 //! - blanks between a name and the `(` of its call, for the words that end with `(`
-//!   (`@task.kubernetes (image=...)`): [`called_after_a_gap`].
+//!   (`@task.kubernetes (image=...)`): [`is_called_at`], which the word search asks where it finds the name.
 //!
 //! [`unfolded`] undoes all three, over-approximating (it also decodes raw strings and folds characters
 //! inside strings, which only makes more files parsed), and returns the texts to search as well. It
@@ -40,15 +40,10 @@ pub fn unfolded(text: &str) -> Vec<String> {
     vec![fold(decoded), fold(joined)]
 }
 
-/// Whether `name` is followed, after blanks, line breaks, backslash continuations or comments, by `(`:
-/// a call Python reads as `name(` (`@task.kubernetes (image=...)`), for the words that end with `(`.
-pub fn called_after_a_gap(text: &str, name: &str) -> bool {
-    let bytes = text.as_bytes();
-    memchr::memmem::find_iter(bytes, name.as_bytes()).any(|at| {
-        let start = at + name.len();
-        let end = skip_gap(bytes, start);
-        end > start && bytes.get(end) == Some(&b'(')
-    })
+/// Whether a call's `(` follows at `end`, or after blanks, line breaks, backslash continuations or
+/// comments: Python reads `name (` and `name \\\n (` as the call `name(`.
+pub fn is_called_at(bytes: &[u8], end: usize) -> bool {
+    bytes.get(skip_gap(bytes, end)) == Some(&b'(')
 }
 
 /// Where the blanks, line breaks, backslash continuations and comments that start at `from` end.
@@ -376,10 +371,11 @@ mod tests {
 
     #[test]
     fn calls_after_a_gap_are_seen() {
-        assert!(called_after_a_gap("@task.kubernetes (image='x')\n", "kubernetes"));
-        assert!(called_after_a_gap("f = task.kubernetes \\\n  (image='x')\n", "kubernetes"));
-        assert!(!called_after_a_gap("@task.kubernetes(image='x')\n", "kubernetes"));
-        assert!(!called_after_a_gap("# kubernetes\nx = 1\n", "kubernetes"));
+        let called = |text: &str| is_called_at(text.as_bytes(), text.find("kubernetes").unwrap() + "kubernetes".len());
+        assert!(called("@task.kubernetes (image='x')\n"));
+        assert!(called("f = task.kubernetes \\\n  (image='x')\n"));
+        assert!(called("@task.kubernetes(image='x')\n"));
+        assert!(!called("# kubernetes\nx = 1\n"));
     }
 
     #[test]
