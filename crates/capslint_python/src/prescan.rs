@@ -30,7 +30,7 @@
 //!
 //! **The parser's recursion.** ruff's parser recurses for an operand (after a unary operator, `not`,
 //! `await`, a binary operator that binds tighter than the one before it, `**`), for a bracket's contents,
-//! for a conditional expression's branches (`if`, `else`), a lambda's body, a `yield`'s value, a format
+//! for a conditional expression's `else` branch (one level per `if`, `else` or not), a lambda's body, a `yield`'s value, a format
 //! spec (after `:`), a pattern (brackets, `|`), a block (after `:`) and the recovery of `async async ...`;
 //! names, numbers, strings, `.`, `,` and `;` continue a level instead. Every level therefore consumes one
 //! of the punctuation bytes or keywords [`level_openers`] counts, or climbs the precedence of `and`, `or`
@@ -168,21 +168,31 @@ static OPENS_A_LEVEL: [bool; 256] = {
     table
 };
 
-/// The keywords that open a level of the parser's recursion, as substrings: `elif` holds `if`.
-const LEVEL_KEYWORDS: [&str; 7] = ["not", "await", "lambda", "yield", "if", "else", "async"];
+/// The keywords of three letters or more that open a level of the parser's recursion (`if` is the
+/// other): searched together, as substrings.
+const LONG_LEVEL_KEYWORDS: [&str; 5] = ["not", "await", "lambda", "yield", "async"];
 
-/// One search for all of [`LEVEL_KEYWORDS`]. Keyword tokens never overlap, so counting its
-/// non-overlapping matches counts every one of them (and the keywords inside longer names).
-fn level_keywords() -> &'static aho_corasick::packed::Searcher {
+/// One search for all of [`LONG_LEVEL_KEYWORDS`]; `if` is searched apart, as one two-letter word in
+/// the same search slows the whole of it threefold.
+fn long_level_keywords() -> &'static aho_corasick::packed::Searcher {
     static SEARCHER: std::sync::OnceLock<aho_corasick::packed::Searcher> = std::sync::OnceLock::new();
     SEARCHER.get_or_init(|| {
-        aho_corasick::packed::Searcher::new(LEVEL_KEYWORDS).expect("a packed searcher takes seven short words")
+        aho_corasick::packed::Searcher::new(LONG_LEVEL_KEYWORDS).expect("a packed searcher takes five short words")
     })
 }
 
+/// The search for `if`, built once.
+fn if_keyword() -> &'static memchr::memmem::Finder<'static> {
+    static FINDER: std::sync::OnceLock<memchr::memmem::Finder<'static>> = std::sync::OnceLock::new();
+    FINDER.get_or_init(|| memchr::memmem::Finder::new(b"if"))
+}
+
 /// An over-count of the tokens of `text` that can open a level of the parser's recursion: the bytes of
-/// [`OPENS_A_LEVEL`] and the occurrences of [`LEVEL_KEYWORDS`] anywhere, strings and comments included.
-/// The count stops once it passes `enough`.
+/// [`OPENS_A_LEVEL`] and the occurrences of `if` and of [`LONG_LEVEL_KEYWORDS`] anywhere, strings and
+/// comments included, inside longer names too (`elif`, `notify`). Keyword tokens never overlap, so
+/// counting non-overlapping matches counts each of them. A conditional expression recurses once per
+/// `if` (its `else` is only expected), so `else` need not be counted. The count stops once it passes
+/// `enough`.
 fn level_openers(text: &str, enough: usize) -> usize {
     let mut count = 0;
     for chunk in text.as_bytes().chunks(4096) {
@@ -191,7 +201,9 @@ fn level_openers(text: &str, enough: usize) -> usize {
             return count;
         }
     }
-    for _ in level_keywords().find_iter(text) {
+    let keywords =
+        long_level_keywords().find_iter(text).map(|_| ()).chain(if_keyword().find_iter(text.as_bytes()).map(|_| ()));
+    for () in keywords {
         count += 1;
         if count > enough {
             break;
@@ -767,8 +779,9 @@ mod tests {
         assert_eq!(before_parsing(&ordinary), Ok(Pending::TokenEstimate));
         // 18 Ki of them: scanned.
         assert_eq!(before_parsing(&code.repeat(9_000)), Ok(Pending::Nothing));
-        // Keywords count wherever they are written, inside names too: `notify` holds `not` and `if`.
-        assert_eq!(level_openers("notify(x) if y else z\n", usize::MAX), 5);
+        // Keywords count wherever they are written, inside names too: `notify` holds `not` and `if`
+        // (`else` is not counted: a conditional expression recurses once per `if`).
+        assert_eq!(level_openers("notify(x) if y else z\n", usize::MAX), 4);
         assert!(matches!(before_parsing(&"not ".repeat(20_000)), Err(Refusal::TooDeep { .. })));
         // Past 1 MiB, scanned whatever the shape.
         let names = "alpha\n".repeat(PARSE_FIRST_COUNTED_MAX_BYTES / 6 + 1);

@@ -466,7 +466,7 @@ fn the_costliest_shapes_parsed_first_are_refused() {
     // Past 64 KiB, parsed first with as many tokens that open a level of the parser's recursion as it
     // takes (16 Ki, brackets or keywords), the rest names.
     let names = "alpha\n".repeat(40_000);
-    for opener in ["(", "not ", "lambda ", "await "] {
+    for opener in ["(", "not ", "lambda ", "await ", "x if "] {
         let large = format!("{HEADER}x = {}1\n{names}Pool()\n", opener.repeat(16_000));
         assert!(large.len() > 64 << 10);
         assert_eq!(lint_codes("large.py", large), ["CAP003"], "{opener:?}");

@@ -20,24 +20,6 @@ pub struct WordSearch {
     patterns: Vec<String>,
     /// What a match of each pattern means, by pattern index.
     roles: Vec<Role>,
-    /// The words searched through a shared anchor, by [`Role::Anchor`]'s index.
-    anchored: Vec<Vec<AnchoredWord>>,
-}
-
-/// Substrings that several words share, each searched as one pattern for all of them: the packed
-/// searcher takes its faster ("slim") form for at most [`SLIM_PATTERNS`] patterns, and the rules need
-/// more words than that. A match of an anchor is then checked against the words around it.
-const SHARED_ANCHORS: &[&str] = &["thread", "_NUM_THREADS", "_MAX_THREADS"];
-
-/// The most patterns the packed searcher takes in its slim form (one SIMD register per 32 bytes of
-/// text instead of 16); past it, the fat form is about half as fast.
-pub const SLIM_PATTERNS: usize = 32;
-
-/// A word found through a shared anchor: the word, and where the anchor starts in it.
-#[derive(Debug, Clone)]
-struct AnchoredWord {
-    word: String,
-    anchor_at: usize,
 }
 
 /// What a match of one pattern of a [`WordSearch`] means.
@@ -53,9 +35,6 @@ enum Role {
     /// the `(` follows the name, after blanks, line breaks, continuations or comments if any (Python
     /// reads `@task.kubernetes (image=...)` as the call too).
     Called,
-    /// One of [`SHARED_ANCHORS`], standing for the words of this index that hold it: the text matches
-    /// where one of those words is written around the anchor.
-    Anchor(usize),
     /// A library's package or one of its entry points, which a file reaches only through an import, an
     /// attribute or a string: the text matches where the name it is part of follows a `.` or a quote,
     /// or where an import statement holds it (or any star import is made).
@@ -80,25 +59,16 @@ impl WordSearch {
         assert!(pairs.len() * 2 <= 64, "pair words fit the bit set of a search");
         let mut patterns: Vec<&str> = Vec::new();
         let mut roles = Vec::new();
-        let mut anchored: Vec<Vec<AnchoredWord>> = vec![Vec::new(); SHARED_ANCHORS.len()];
         for word in words {
-            if let Some(name) = word.strip_suffix('(') {
-                patterns.push(name);
-                roles.push(Role::Called);
-                continue;
-            }
-            match SHARED_ANCHORS.iter().enumerate().find_map(|(index, anchor)| Some((index, word.find(anchor)?))) {
-                Some((index, anchor_at)) => anchored[index].push(AnchoredWord { word: word.to_string(), anchor_at }),
+            match word.strip_suffix('(') {
+                Some(name) => {
+                    patterns.push(name);
+                    roles.push(Role::Called);
+                }
                 None => {
                     patterns.push(word);
                     roles.push(Role::Word);
                 }
-            }
-        }
-        for (index, anchor) in SHARED_ANCHORS.iter().enumerate() {
-            if !anchored[index].is_empty() {
-                patterns.push(anchor);
-                roles.push(Role::Anchor(index));
             }
         }
         patterns.extend(whole_names);
@@ -114,7 +84,6 @@ impl WordSearch {
             automaton: OnceLock::new(),
             patterns: patterns.iter().map(|pattern| pattern.to_string()).collect(),
             roles,
-            anchored,
         }
     }
 
@@ -144,9 +113,6 @@ impl WordSearch {
                 Role::Word => return true,
                 Role::Called if spelling::is_called_at(text.as_bytes(), found.end()) => return true,
                 Role::Called => {}
-                Role::Anchor(index) if self.anchored_word_at(text.as_bytes(), index, found.start()) => return true,
-                // Another word may start inside the anchor.
-                Role::Anchor(_) => from = found.start() + 1,
                 Role::WholeName if !continues_a_name(text.as_bytes(), found.start()) => return true,
                 // Another word may start inside this one.
                 Role::WholeName => from = found.start() + 1,
@@ -171,21 +137,6 @@ impl WordSearch {
         }
         // Asked once, at the end: whether an import statement names one of the modules.
         module_elsewhere && self.an_import_names_a_module(text)
-    }
-
-    /// Whether one of the words of anchor `index` is written around the anchor found at `at`.
-    fn anchored_word_at(&self, bytes: &[u8], index: usize, at: usize) -> bool {
-        self.anchored[index].iter().any(|anchored| {
-            at.checked_sub(anchored.anchor_at)
-                .and_then(|start| bytes.get(start..start + anchored.word.len()))
-                .is_some_and(|written| written == anchored.word.as_bytes())
-        })
-    }
-
-    /// How many patterns the packed searcher looks for.
-    #[cfg(test)]
-    fn pattern_count(&self) -> usize {
-        self.patterns.len()
     }
 
     /// Whether an import statement of `text` (as [`crate::project::imported_modules`] reads them, comments
@@ -487,27 +438,6 @@ mod tests {
         let module = "import xgboost\n\ndef fit(params, data):\n    return xgboost.train(params, data)\n";
         assert!(function_may_have_findings(module, "fit"));
         assert!(names_a_word("def fit(params, data):\n    return xgboost.train(params, data)\n"));
-    }
-
-    #[test]
-    fn words_that_share_an_anchor_are_found_through_it_and_only_where_written_out() {
-        let search = WordSearch::new(&["thread_count", "num_thread", "OMP_NUM_THREADS", "alpha"]);
-        assert_eq!(search.pattern_count(), 3, "two anchors and one word");
-        for text in ["m.fit(thread_count=4)", "{'num_threads': 2}", "os.environ['OMP_NUM_THREADS']", "alpha"] {
-            assert!(search.is_match(text), "{text}");
-        }
-        for text in ["a thread, a threshold", "MKL_NUM_THREADS=1", "thread_", "_NUM_THREADS", "num_threa"] {
-            assert!(!search.is_match(text), "{text}");
-        }
-        // An anchor that matches no word does not hide a word that starts inside it or after it.
-        assert!(search.is_match("threadthread_count"));
-        assert!(search.is_match("XYZ_NUM_THREADS and then num_thread"));
-    }
-
-    #[test]
-    fn the_prefilter_searches_take_the_packed_searcher_s_slim_form() {
-        assert!(python_prefilter().pattern_count() <= SLIM_PATTERNS, "{}", python_prefilter().pattern_count());
-        assert!(function_prefilter().pattern_count() <= SLIM_PATTERNS, "{}", function_prefilter().pattern_count());
     }
 
     #[test]
