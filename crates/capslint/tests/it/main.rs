@@ -8,6 +8,7 @@ mod support;
 
 mod admission;
 mod audit;
+mod build_profile;
 mod cli;
 mod cli_conventions;
 mod config_files;
