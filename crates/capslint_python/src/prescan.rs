@@ -143,8 +143,9 @@ pub enum Pending {
 }
 
 /// Refuses a text that is parsed only after a scan, when its tree would be too deep or too large (see the
-/// module docs). A text of at most [`PARSE_FIRST_MAX_BYTES`] with few f- and t-strings is parsed first:
-/// [`after_parsing`] judges it.
+/// module docs). A text with few f- and t-strings, of at most [`PARSE_FIRST_MAX_BYTES`] or of at most
+/// [`PARSE_FIRST_COUNTED_MAX_BYTES`] with at most [`MAX_LEVEL_OPENERS`] tokens that can open a level of
+/// the parser's recursion, is parsed first: [`after_parsing`] judges it.
 pub fn before_parsing(text: &str) -> Result<Pending, Refusal> {
     let within_parser_bounds = text.len() <= PARSE_FIRST_MAX_BYTES
         || (text.len() <= PARSE_FIRST_COUNTED_MAX_BYTES && level_openers(text, MAX_LEVEL_OPENERS) <= MAX_LEVEL_OPENERS);
