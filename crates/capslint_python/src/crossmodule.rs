@@ -21,7 +21,7 @@ use std::sync::Arc;
 
 use ruff_python_ast::visitor::Visitor;
 use ruff_python_ast::{self as ast, Expr};
-use ruff_text_size::{Ranged, TextRange};
+use ruff_text_size::Ranged;
 
 use super::calls::{self, Argument, Bound, CallFrames, Instance, Lookup, Site};
 use super::checker::Checker;
@@ -405,19 +405,10 @@ fn rehome(
     let inside = finding.range;
     let (here, elsewhere): (Vec<_>, Vec<_>) =
         finding.related.into_iter().partition(|related| Arc::ptr_eq(&related.file, caller_file));
-    let calls = [Some(call), constructor];
-    let passing = |range: TextRange| {
-        let Some(call) = calls.into_iter().flatten().find(|call| call.arguments.range().contains_range(range)) else {
-            // A name passed whose assignment holds the place: the argument that passes it.
-            return calls
-                .into_iter()
-                .flatten()
-                .find_map(|call| receivers::passed_name_assigned_at(checker, call, range));
-        };
-        let keyword = call.arguments.keywords.iter().map(Ranged::range).find(|keyword| keyword.contains_range(range));
-        Some(keyword.unwrap_or(range))
-    };
-    let primary = here.iter().find_map(|related| passing(related.range)).unwrap_or(call.func.range());
+    let primary = here
+        .iter()
+        .find_map(|related| receivers::argument_passing(checker, call, constructor, related.range))
+        .unwrap_or(call.func.range());
     let names_related = !here.is_empty() || !elsewhere.is_empty();
     let message = through_message(finding.message, names_related, name);
     let mut moved = Finding::new(finding.rule, primary, message).label(finding.label);

@@ -12,7 +12,7 @@
 
 use ruff_python_ast::visitor::{self, Visitor};
 use ruff_python_ast::{self as ast, Expr};
-use ruff_text_size::{Ranged, TextRange};
+use ruff_text_size::Ranged;
 use rustc_hash::FxHashSet;
 
 use super::calls::{self, Argument, CallFrames, Instance, Site};
@@ -332,23 +332,11 @@ fn rehome(
     name: &str,
 ) -> Finding {
     let inside = finding.range;
-    let passing = |range: TextRange| {
-        let direct = std::iter::once(call).chain(constructor).find_map(|call| {
-            if !call.arguments.range().contains_range(range) {
-                return None;
-            }
-            let keyword =
-                call.arguments.keywords.iter().map(Ranged::range).find(|keyword| keyword.contains_range(range));
-            Some(keyword.unwrap_or(range))
-        });
-        // A name passed whose assignment holds the place: the argument that passes it.
-        direct.or_else(|| {
-            std::iter::once(call)
-                .chain(constructor)
-                .find_map(|call| super::receivers::passed_name_assigned_at(checker, call, range))
-        })
-    };
-    let primary = finding.secondary.iter().find_map(|label| passing(label.range)).unwrap_or(call.func.range());
+    let primary = finding
+        .secondary
+        .iter()
+        .find_map(|label| super::receivers::argument_passing(checker, call, constructor, label.range))
+        .unwrap_or(call.func.range());
     let message = through_message(finding.message, !finding.related.is_empty(), name);
     let mut moved = Finding::new(finding.rule, primary, message).label(finding.label);
     if let Some(help) = finding.help {

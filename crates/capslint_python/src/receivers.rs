@@ -45,9 +45,29 @@ pub fn constructor_call<'a>(
     }
 }
 
+/// The argument that passes the value at `place` into a followed call (`call`, or the `constructor` of
+/// its receiver): the one that holds `place` (the whole keyword argument for a keyword), or else one that
+/// passes a name whose one reaching assignment holds it ([`passed_name_assigned_at`]).
+pub fn argument_passing(
+    checker: &Checker<'_, '_>,
+    call: &ast::ExprCall,
+    constructor: Option<&ast::ExprCall>,
+    place: TextRange,
+) -> Option<TextRange> {
+    let calls = || std::iter::once(call).chain(constructor);
+    match calls().find(|call| call.arguments.range().contains_range(place)) {
+        Some(call) => {
+            let keyword =
+                call.arguments.keywords.iter().map(Ranged::range).find(|keyword| keyword.contains_range(place));
+            Some(keyword.unwrap_or(place))
+        }
+        None => calls().find_map(|call| passed_name_assigned_at(checker, call, place)),
+    }
+}
+
 /// The argument of `call` (the whole keyword argument for a keyword) that passes a name whose one
 /// reaching assignment holds `place` (`jobs` of `fit(X, jobs)` after `jobs = -1`, for the place of `-1`).
-pub fn passed_name_assigned_at(checker: &Checker<'_, '_>, call: &ast::ExprCall, place: TextRange) -> Option<TextRange> {
+fn passed_name_assigned_at(checker: &Checker<'_, '_>, call: &ast::ExprCall, place: TextRange) -> Option<TextRange> {
     let model = checker.resolver.model();
     let assigns = |expr: &Expr| {
         let Expr::Name(name) = expr else { return false };
