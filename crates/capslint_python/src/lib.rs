@@ -355,8 +355,8 @@ impl Mentions {
         });
         let mut mentions = Mentions { cluster_backend: false, pod_template_file: false };
         for found in searcher.find_iter(text) {
-            match found.pattern().as_usize() {
-                2 => mentions.pod_template_file = true,
+            match Self::WORDS[found.pattern().as_usize()] {
+                "pod_template_file" => mentions.pod_template_file = true,
                 _ => mentions.cluster_backend = true,
             }
             if mentions.cluster_backend && mentions.pod_template_file {
