@@ -385,15 +385,17 @@ fn the_prefilter_sees_words_spelled_indirectly() {
 #[test]
 fn methods_of_another_module_s_class_are_followed_only_from_files_the_prefilter_passes() {
     // `main.py` holds no rule's word, so the prefilter drops it whatever it imports; with the prefilter
-    // off it is parsed, and must not follow the method either. `worded.py` holds a word (in a comment)
-    // and the same call is followed into `fit`, in both modes.
+    // off it is parsed, and must not follow the method either. Nor `commented.py`, whose word is in a
+    // comment alone. `worded.py` holds a word in its code and the same call is followed into `fit`, in
+    // both modes.
     let selector = "from joblib import Parallel, delayed\n\n\nclass Selector:\n    def __init__(self, path, jobs=1):\n        \
                     self.jobs = jobs\n\n    def fit(self, frame):\n        \
                     return Parallel(n_jobs=self.jobs)(delayed(len)(part) for part in frame)\n";
     let files = [
         ("selection.py", selector),
         ("main.py", "from selection import Selector\n\nSelector(None, -1).fit([])\n"),
-        ("worded.py", "from selection import Selector\n\n# n_jobs\nSelector(None, -1).fit([])\n"),
+        ("commented.py", "from selection import Selector\n\n# n_jobs\nSelector(None, -1).fit([])\n"),
+        ("worded.py", "from selection import Selector\n\nn_jobs = None\nSelector(None, -1).fit([])\n"),
     ];
     let dir = project(&files);
     let concise = |extra: &[&str]| {
@@ -403,5 +405,6 @@ fn methods_of_another_module_s_class_are_followed_only_from_files_the_prefilter_
     let filtered = concise(&[]);
     assert!(filtered.contains("worded.py:4:16: CAP101"), "{filtered}");
     assert!(!filtered.contains("main.py"), "{filtered}");
+    assert!(!filtered.contains("commented.py"), "{filtered}");
     assert_eq!(concise(&["--no-prefilter"]), filtered);
 }

@@ -365,6 +365,21 @@ fn package_names_in_prose_are_passed_over_in_linear_time() {
 }
 
 #[test]
+fn words_in_prose_are_passed_over_in_linear_time() {
+    // Every word of these files is in a comment or a docstring: each match is judged from the bytes
+    // since the one before it, and the prose is blanked in one scan.
+    for (name, text) in [
+        ("one_comment.py", format!("#{}\n", " n_jobs".repeat(140_000))),
+        ("docstrings.py", "'''n_jobs'''\n".repeat(70_000)),
+        ("commented_lines.py", "x = 1  # n_jobs\n".repeat(60_000)),
+    ] {
+        let started = std::time::Instant::now();
+        assert_eq!(lint_codes(name, text), Vec::<String>::new(), "{name}");
+        assert!(started.elapsed() < std::time::Duration::from_secs(20), "{name} took {:?}", started.elapsed());
+    }
+}
+
+#[test]
 fn many_sessions_over_many_option_writes_stay_within_the_budget() {
     // Every ONNX Runtime session reads every write on its options made before it: quadratic, unless each
     // read is paid for from the file's budget.

@@ -3,6 +3,7 @@
 //! ([`crate::prefilter_words`]), written out or spelled indirectly ([`spelling`]); it may let a
 //! file through that has no finding, never the other way round.
 
+mod prose;
 pub mod spelling;
 
 use std::sync::OnceLock;
@@ -97,6 +98,30 @@ impl WordSearch {
                 .get_or_init(|| AhoCorasick::new(&self.patterns).expect("prefilter words are valid patterns"))
                 .find(aho_corasick::Input::new(text).span(span)),
         }
+    }
+
+    /// Where each match in `text` that counts on its own starts, in order: a word, a module, a call's
+    /// name before its `(`, a whole name that does not continue another name (not a word of a pair).
+    fn counted_match_starts<'s>(&'s self, text: &'s str) -> impl Iterator<Item = usize> + 's {
+        let mut from = 0;
+        std::iter::from_fn(move || {
+            loop {
+                let found = self.find_from(text, from)?;
+                from = found.end();
+                let counts = match self.roles[found.pattern().as_usize()] {
+                    Role::Called => spelling::is_called_at(text.as_bytes(), found.end()),
+                    Role::WholeName => {
+                        from = found.start() + 1;
+                        !continues_a_name(text.as_bytes(), found.start())
+                    }
+                    Role::Word | Role::Module => true,
+                    Role::PairWord(_) => false,
+                };
+                if counts {
+                    return Some(found.start());
+                }
+            }
+        })
     }
 
     /// Whether `text` contains any of the words, a whole name, both words of a pair, or a module where
@@ -243,9 +268,20 @@ fn function_prefilter() -> &'static WordSearch {
 
 /// Whether a Python text contains one of the words the rules need, written out or spelled indirectly
 /// (implicit concatenation, escapes, NFKC-folded identifiers, blanks before a call's `(`: see
-/// [`spelling`]). A text for which this is false has no findings, so it is never parsed.
+/// [`spelling`]), outside its comments and docstrings ([`prose`]). A text for which this is false has no
+/// findings, so it is never parsed.
 pub fn may_have_findings(text: &str) -> bool {
-    searched_with(python_prefilter(), text)
+    let search = python_prefilter();
+    if !searched_with(search, text) {
+        return false;
+    }
+    // Words written only in comments and docstrings: the text is searched again without them.
+    if prose::may_all_be_prose(text, search.counted_match_starts(text))
+        && let Some(code) = prose::without_prose(text)
+    {
+        return searched_with(search, &code);
+    }
+    true
 }
 
 /// [`may_have_findings`] of the text of one function: the names of [`crate::PREFILTER_IMPORTED`] count
@@ -356,6 +392,18 @@ mod tests {
         // A project's operator, imported from another module: its name and the keyword every call writes.
         assert!(may_have_findings("from plugins import TrainOperator\nTrainOperator(task_id=\"t\")\n"));
         assert!(!may_have_findings("from scipy.sparse.linalg import LinearOperator\nLinearOperator((2, 2), f)\n"));
+    }
+
+    #[test]
+    fn words_in_comments_and_docstrings_alone_do_not_let_a_file_through() {
+        let documented = "def fit(X, jobs=None):\n    \"\"\"Fits.\n\n    n_jobs : int, see `joblib.Parallel`.\n    \"\"\"\n                              return X  # like Pool(processes=None)\n";
+        assert!(!may_have_findings(documented));
+        // A word in the code, a suppression, or a word spelled indirectly in the code still does.
+        assert!(may_have_findings(&format!("{documented}fit(None, jobs=dict(n_jobs=-1))\n")));
+        assert!(may_have_findings(&format!("{documented}fit(None)  # noqa: CAP101\n")));
+        assert!(may_have_findings(&format!("{documented}f(**{{\"n_\" \"jobs\": -1}})\n")));
+        // A text the prose scan cannot read with certainty is searched whole.
+        assert!(may_have_findings(&format!("{documented}x = f'{{d[\"k\"]}}'\n")));
     }
 
     #[test]
