@@ -100,20 +100,23 @@ impl WordSearch {
         }
     }
 
-    /// Where each match in `text` that counts on its own starts, in order: a word, a module, a call's
-    /// name before its `(`, a whole name that does not continue another name (not a word of a pair).
-    fn counted_match_starts<'s>(&'s self, text: &'s str) -> impl Iterator<Item = usize> + 's {
-        let mut from = 0;
+    /// Where each match in `text` from `from` on that counts on its own starts, in order: a word, a module,
+    /// a call's name before its `(`, a whole name that does not continue another name (not a word of a
+    /// pair).
+    fn counted_match_starts<'s>(&'s self, text: &'s str, from: usize) -> impl Iterator<Item = usize> + 's {
+        let mut from = from;
         std::iter::from_fn(move || {
             loop {
                 let found = self.find_from(text, from)?;
                 from = found.end();
                 let counts = match self.roles[found.pattern().as_usize()] {
                     Role::Called => spelling::is_called_at(text.as_bytes(), found.end()),
-                    Role::WholeName => {
+                    Role::WholeName if continues_a_name(text.as_bytes(), found.start()) => {
+                        // Another word may start inside this one.
                         from = found.start() + 1;
-                        !continues_a_name(text.as_bytes(), found.start())
+                        false
                     }
+                    Role::WholeName => true,
                     Role::Word | Role::Module => true,
                     Role::PairWord(_) => false,
                 };
@@ -127,6 +130,13 @@ impl WordSearch {
     /// Whether `text` contains any of the words, a whole name, both words of a pair, or a module where
     /// it can name that package.
     pub fn is_match(&self, text: &str) -> bool {
+        self.deciding_match(text).is_some()
+    }
+
+    /// What lets `text` through [`WordSearch::is_match`]: `Some(Some(start))` for the match at `start` (a
+    /// word, a whole name, a call's name, a module where it can be named), `Some(None)` for a pair or an
+    /// import statement, `None` when nothing does.
+    fn deciding_match(&self, text: &str) -> Option<Option<usize>> {
         let mut seen = 0u64;
         let mut from = 0;
         let mut module_elsewhere = false;
@@ -135,17 +145,21 @@ impl WordSearch {
         while let Some(found) = self.find_from(text, from) {
             from = found.end();
             match self.roles[found.pattern().as_usize()] {
-                Role::Word => return true,
-                Role::Called if spelling::is_called_at(text.as_bytes(), found.end()) => return true,
+                Role::Word => return Some(Some(found.start())),
+                Role::Called if spelling::is_called_at(text.as_bytes(), found.end()) => {
+                    return Some(Some(found.start()));
+                }
                 Role::Called => {}
-                Role::WholeName if !continues_a_name(text.as_bytes(), found.start()) => return true,
+                Role::WholeName if !continues_a_name(text.as_bytes(), found.start()) => {
+                    return Some(Some(found.start()));
+                }
                 // Another word may start inside this one.
                 Role::WholeName => from = found.start() + 1,
                 Role::PairWord(bit) => {
                     seen |= 1 << bit;
                     let pair = 0b11 << (bit & !1);
                     if seen & pair == pair {
-                        return true;
+                        return Some(None);
                     }
                 }
                 Role::Module => {
@@ -153,7 +167,7 @@ impl WordSearch {
                     let name_start = name_start(bytes, found.start(), judged_to);
                     judged_to = found.end();
                     match name_start {
-                        Some(start) if follows_a_dot_or_quote(bytes, start) => return true,
+                        Some(start) if follows_a_dot_or_quote(bytes, start) => return Some(Some(found.start())),
                         Some(_) => module_elsewhere = true,
                         None => {}
                     }
@@ -161,7 +175,7 @@ impl WordSearch {
             }
         }
         // Asked once, at the end: whether an import statement names one of the modules.
-        module_elsewhere && self.an_import_names_a_module(text)
+        (module_elsewhere && self.an_import_names_a_module(text)).then_some(None)
     }
 
     /// Whether an import statement of `text` (as [`crate::project::imported_modules`] reads them, comments
@@ -271,23 +285,43 @@ fn function_prefilter() -> &'static WordSearch {
 /// [`spelling`]), outside its comments and docstrings ([`prose`]). A text for which this is false has no
 /// findings, so it is never parsed.
 pub fn may_have_findings(text: &str) -> bool {
-    let search = python_prefilter();
-    if !searched_with(search, text) {
-        return false;
+    in_code(python_prefilter(), text, Spellings::Indirect)
+}
+
+/// Which spellings of a word a search counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Spellings {
+    /// Words as written.
+    Written,
+    /// Words as written and as Python reads them ([`spelling`]).
+    Indirect,
+}
+
+/// Whether `search` matches `text` outside its comments and docstrings. The match that lets the text
+/// through is tested first: when it and every match after it up to one in plain code may be in prose
+/// ([`prose::may_all_be_prose`]), the search is made again in the text with its prose blanked.
+fn in_code(search: &WordSearch, text: &str, spellings: Spellings) -> bool {
+    let searched = |text: &str| match spellings {
+        Spellings::Written => search.is_match(text),
+        Spellings::Indirect => searched_with(search, text),
+    };
+    match search.deciding_match(text) {
+        Some(Some(start)) if prose::may_all_be_prose(text, search.counted_match_starts(text, start)) => {
+            prose::without_prose(text).is_none_or(|code| searched(&code))
+        }
+        Some(_) => true,
+        // Spelled indirectly alone: rare enough not to be looked at for prose.
+        None => {
+            spellings == Spellings::Indirect
+                && spelling::unfolded(text).iter().any(|unfolded| search.is_match(unfolded))
+        }
     }
-    // Words written only in comments and docstrings: the text is searched again without them.
-    if prose::may_all_be_prose(text, search.counted_match_starts(text))
-        && let Some(code) = prose::without_prose(text)
-    {
-        return searched_with(search, &code);
-    }
-    true
 }
 
 /// [`may_have_findings`] of the text of one function: the names of [`crate::PREFILTER_IMPORTED`] count
 /// wherever they are written, since the function's text does not hold the module's imports.
 fn function_may_have_findings_in(definition: &str) -> bool {
-    searched_with(function_prefilter(), definition)
+    in_code(function_prefilter(), definition, Spellings::Indirect)
 }
 
 /// Whether `search` matches `text`, written out or spelled indirectly.
@@ -295,10 +329,11 @@ fn searched_with(search: &WordSearch, text: &str) -> bool {
     search.is_match(text) || spelling::unfolded(text).iter().any(|unfolded| search.is_match(unfolded))
 }
 
-/// Whether `text` holds one of the words the rules need as written (or both words of a pair), without the
-/// indirect spellings [`may_have_findings`] also looks for: the cheap test of a function's own text.
+/// Whether `text` holds one of the words the rules need as written (or both words of a pair) outside its
+/// comments and docstrings, without the indirect spellings [`may_have_findings`] also looks for: the cheap
+/// test of a function's own text.
 pub fn names_a_word(text: &str) -> bool {
-    function_prefilter().is_match(text)
+    in_code(function_prefilter(), text, Spellings::Written)
 }
 
 /// Whether a module-level function `name` of the Python text `text` may have findings when a call of it is
