@@ -380,6 +380,20 @@ fn words_in_prose_are_passed_over_in_linear_time() {
 }
 
 #[test]
+fn definitions_of_an_imported_module_are_found_in_linear_time() {
+    // Importing a function or a class of a module makes its top-level definitions searched: a line that
+    // holds `def ` and `class ` a hundred thousand times is looked at once, not once per occurrence.
+    let dir = dir_with_bad_file();
+    let line = "def class async def ".repeat(45_000);
+    fs::write(dir.path().join("helpers.py"), format!("x = \"{line}\"\n")).unwrap();
+    fs::write(dir.path().join("uses_function.py"), "from helpers import f\n\nf(3)\n").unwrap();
+    fs::write(dir.path().join("uses_class.py"), "from helpers import C\n\nC(3)\n").unwrap();
+    let started = std::time::Instant::now();
+    concise(&dir).assert().code(1).stdout(other_file_checked());
+    assert!(started.elapsed() < std::time::Duration::from_secs(20), "took {:?}", started.elapsed());
+}
+
+#[test]
 fn many_sessions_over_many_option_writes_stay_within_the_budget() {
     // Every ONNX Runtime session reads every write on its options made before it: quadratic, unless each
     // read is paid for from the file's budget.

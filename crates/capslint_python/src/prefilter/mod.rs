@@ -372,12 +372,15 @@ fn top_level_definitions(text: &str) -> impl Iterator<Item = (&str, &str)> {
 /// Each top-level statement of `text` that starts with `keyword` (`def `, also after `async `, or
 /// `class `) and a name: that name and the statement's text.
 fn top_level_statements<'t>(text: &'t str, keyword: &'static str) -> impl Iterator<Item = (&'t str, &'t str)> {
+    // Where the line holding byte `at` starts, when `at` is the start of a line.
+    let line_start_at = |at: usize| (at == 0 || text.as_bytes()[at - 1] == b'\n').then_some(at);
     let starts = memchr::memmem::find_iter(text.as_bytes(), keyword.as_bytes()).filter_map(move |at| {
-        let line_start = text[..at].rfind('\n').map_or(0, |newline| newline + 1);
-        let prefix = &text[line_start..at];
-        if !(prefix.is_empty() || (prefix == "async " && keyword == "def ")) {
-            return None;
-        }
+        // Only at the start of a line, or after `async ` there: each occurrence is judged in constant
+        // time, however long its line.
+        let line_start = line_start_at(at).or_else(|| {
+            let after_async = keyword == "def " && text[..at].ends_with("async ");
+            after_async.then(|| line_start_at(at - "async ".len())).flatten()
+        })?;
         let rest = text[at + keyword.len()..].trim_start();
         let length = rest.find(|c: char| !(c.is_alphanumeric() || c == '_')).unwrap_or(rest.len());
         let (name, after) = rest.split_at(length);
