@@ -468,6 +468,71 @@ mod tests {
         found
     }
 
+    /// Texts made of pieces that matter to where strings, comments and statements start and end, drawn
+    /// by a fixed linear congruential sequence.
+    fn token_soups(count: usize, seed: u64) -> impl Iterator<Item = String> {
+        const PIECES: &[&str] = &[
+            "'",
+            "\"",
+            "'''",
+            "\"\"\"",
+            "f'",
+            "f\"",
+            "rb'",
+            "t\"\"\"",
+            "\\",
+            "\\\n",
+            "\n",
+            "\r\n",
+            "    ",
+            "#",
+            " n_jobs ",
+            "x",
+            "=",
+            "(",
+            ")",
+            "[",
+            "]",
+            "{",
+            "}",
+            "{{",
+            "}}",
+            ":",
+            ";",
+            ".upper()",
+            "!r",
+            "\\N{DASH}",
+            "def f():\n    ",
+            "if x:\n    ",
+            "1",
+            " ",
+        ];
+        let mut state = seed;
+        (0..count).map(move |_| {
+            let mut next = || {
+                state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                (state >> 33) as usize
+            };
+            let length = 1 + next() % 24;
+            (0..length).map(|_| PIECES[next() % PIECES.len()]).collect()
+        })
+    }
+
+    #[test]
+    fn random_texts_are_read_as_the_parser_reads_them() {
+        // `PROSE_TEXTS` draws more of them (a million ran clean with four seeds).
+        let count: usize = std::env::var("PROSE_TEXTS").ok().and_then(|n| n.parse().ok()).unwrap_or(20_000);
+        let mut read = 0;
+        let mut parsed = 0;
+        for text in token_soups(count, 7) {
+            let scanned = assert_only_prose_blanked(&text);
+            read += usize::from(scanned.is_some_and(|ranges| !ranges.is_empty()));
+            parsed += usize::from(parser_prose(&text).is_some());
+        }
+        // About one text in thirty parses and has prose: the oracle is asked thousands of times.
+        assert!(read > count / 50 && parsed > count / 50, "{read} texts with prose read, {parsed} parsed, of {count}");
+    }
+
     #[test]
     fn the_cheap_test_passes_matches_in_prose_and_stops_at_code() {
         let text = "\"\"\"n_jobs\"\"\"\n# n_jobs\nx = n_jobs\n";
