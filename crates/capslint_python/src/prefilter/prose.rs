@@ -105,9 +105,10 @@ impl Scan<'_> {
                 byte if is_name_byte(byte) => {
                     let start = self.at;
                     let end = start + self.bytes[start..].iter().take_while(|byte| is_name_byte(**byte)).count();
-                    match (Prefix::of(&self.bytes[start..end]), self.bytes.get(end)) {
-                        (Some(prefix), Some(b'"' | b'\'')) => self.string(start, prefix)?,
-                        _ => {
+                    let before_a_quote = matches!(self.bytes.get(end), Some(b'"' | b'\''));
+                    match before_a_quote.then(|| Prefix::of(&self.bytes[start..end])).flatten() {
+                        Some(prefix) => self.string(start, prefix)?,
+                        None => {
                             self.at = end;
                             self.at_statement_start = false;
                         }
@@ -164,10 +165,14 @@ impl Prefix {
     /// The prefix that `name` (a run of name characters right before a quote) is, or `None` when it is a
     /// name: one or two of `r`, `b`, `u`, `f`, `t` in any case, as Python combines them.
     fn of(name: &[u8]) -> Option<Prefix> {
-        let lower: Vec<u8> = name.iter().map(u8::to_ascii_lowercase).collect();
+        let lower = match *name {
+            [first] => [first.to_ascii_lowercase(), 0],
+            [first, second] => [first.to_ascii_lowercase(), second.to_ascii_lowercase()],
+            _ => return None,
+        };
         let valid = matches!(
-            lower.as_slice(),
-            b"r" | b"u" | b"b" | b"f" | b"t" | b"br" | b"rb" | b"fr" | b"rf" | b"tr" | b"rt"
+            lower,
+            [b'r' | b'u' | b'b' | b'f' | b't', 0] | [b'b', b'r'] | [b'r', b'b' | b'f' | b't'] | [b'f' | b't', b'r']
         );
         valid.then(|| Prefix { length: name.len(), interpolated: lower.iter().any(|byte| matches!(byte, b'f' | b't')) })
     }
