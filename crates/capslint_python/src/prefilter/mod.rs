@@ -100,26 +100,32 @@ impl WordSearch {
         }
     }
 
-    /// Where each match in `text` from `from` on that counts on its own starts, in order: a word, a module,
-    /// a call's name before its `(`, a whole name that does not continue another name (not a word of a
-    /// pair).
+    /// Whether the match `found` in `bytes` counts on its own where it is, for the roles judged by the
+    /// bytes around the match alone: a word always, a call's name before its `(`, a whole name where it
+    /// does not continue another name. `None` for a word of a pair or a module's name, which are judged
+    /// with other matches. The search goes on past the match, or inside a whole name that continues
+    /// another one (another word may start there): where, is the second value.
+    fn judged_in_place(&self, bytes: &[u8], found: &aho_corasick::Match) -> Option<(bool, usize)> {
+        match self.roles[found.pattern().as_usize()] {
+            Role::Word => Some((true, found.end())),
+            Role::Called => Some((spelling::is_called_at(bytes, found.end()), found.end())),
+            Role::WholeName if continues_a_name(bytes, found.start()) => Some((false, found.start() + 1)),
+            Role::WholeName => Some((true, found.end())),
+            Role::PairWord(_) | Role::Module => None,
+        }
+    }
+
+    /// Where each match in `text` from `from` on that may count on its own starts, in order: those
+    /// [`WordSearch::judged_in_place`] counts, and every module's name (not a word of a pair).
     fn counted_match_starts<'s>(&'s self, text: &'s str, from: usize) -> impl Iterator<Item = usize> + 's {
         let mut from = from;
         std::iter::from_fn(move || {
             loop {
                 let found = self.find_from(text, from)?;
-                from = found.end();
-                let counts = match self.roles[found.pattern().as_usize()] {
-                    Role::Called => spelling::is_called_at(text.as_bytes(), found.end()),
-                    Role::WholeName if continues_a_name(text.as_bytes(), found.start()) => {
-                        // Another word may start inside this one.
-                        from = found.start() + 1;
-                        false
-                    }
-                    Role::WholeName => true,
-                    Role::Word | Role::Module => true,
-                    Role::PairWord(_) => false,
-                };
+                let (counts, resume) = self
+                    .judged_in_place(text.as_bytes(), &found)
+                    .unwrap_or_else(|| (matches!(self.roles[found.pattern().as_usize()], Role::Module), found.end()));
+                from = resume;
                 if counts {
                     return Some(found.start());
                 }
@@ -144,17 +150,15 @@ impl WordSearch {
         let mut judged_to = 0;
         while let Some(found) = self.find_from(text, from) {
             from = found.end();
+            if let Some((counts, resume)) = self.judged_in_place(text.as_bytes(), &found) {
+                if counts {
+                    return Some(Some(found.start()));
+                }
+                from = resume;
+                continue;
+            }
             match self.roles[found.pattern().as_usize()] {
-                Role::Word => return Some(Some(found.start())),
-                Role::Called if spelling::is_called_at(text.as_bytes(), found.end()) => {
-                    return Some(Some(found.start()));
-                }
-                Role::Called => {}
-                Role::WholeName if !continues_a_name(text.as_bytes(), found.start()) => {
-                    return Some(Some(found.start()));
-                }
-                // Another word may start inside this one.
-                Role::WholeName => from = found.start() + 1,
+                Role::Word | Role::Called | Role::WholeName => {}
                 Role::PairWord(bit) => {
                     seen |= 1 << bit;
                     let pair = 0b11 << (bit & !1);
