@@ -166,15 +166,20 @@ fn report_of(format: &str, paths: &[&str]) -> String {
 #[test]
 fn findings_match_the_markers_in_code_cells() {
     let mut checked = 0;
-    for name in
-        ["train_churn.ipynb", "string_sources.ipynb", "features_v3.ipynb", "notes_no_code.ipynb", "cluster_fits.ipynb"]
-    {
+    for name in [
+        "train_churn.ipynb",
+        "string_sources.ipynb",
+        "features_v3.ipynb",
+        "notes_no_code.ipynb",
+        "cluster_fits.ipynb",
+        "written_scripts.ipynb",
+    ] {
         let path = format!("{FIXTURES}/{name}");
         let text = read(&path);
         assert_eq!(places(&lint_text(&path, &text)), expectations(&text), "{path}");
         checked += 1;
     }
-    assert_eq!(checked, 5);
+    assert_eq!(checked, 6);
 }
 
 #[test]
@@ -484,9 +489,14 @@ fn baseline_fingerprints_survive_cells_added_above() {
 fn the_prefilter_is_exact_on_notebooks() {
     let with = settings(&Overrides::default());
     let without = settings(&Overrides { no_prefilter: true, ..Overrides::default() });
-    for name in
-        ["train_churn.ipynb", "string_sources.ipynb", "notes_no_code.ipynb", "broken.ipynb", "cluster_fits.ipynb"]
-    {
+    for name in [
+        "train_churn.ipynb",
+        "string_sources.ipynb",
+        "notes_no_code.ipynb",
+        "broken.ipynb",
+        "cluster_fits.ipynb",
+        "written_scripts.ipynb",
+    ] {
         let path = format!("{FIXTURES}/{name}");
         let text = read(&path);
         let text = if name == "broken.ipynb" { text } else { without_markers(&text) };
@@ -601,6 +611,79 @@ proptest! {
         }
         assert_survives("edited.ipynb", &bytes);
     }
+}
+
+#[test]
+fn a_module_a_cell_writes_is_checked_as_a_program_of_its_own() {
+    let notebook_imports = ("code", "import numpy as np\nN_JOBS = -1\n");
+    // The job sets its caps before its own imports: the notebook's `numpy` is another process's.
+    let caps_first = "%%writefile train.py\nimport os\nos.environ['OMP_NUM_THREADS'] = '2'\nimport numpy\n";
+    let text = notebook(&[notebook_imports, ("code", caps_first)]);
+    assert!(lint_text("caps.ipynb", &text).is_empty());
+    // Its own imports count, in its own order.
+    let caps_late = "%%writefile train.py\nimport numpy\nimport os\nos.environ['OMP_NUM_THREADS'] = '2'\n";
+    let text = notebook(&[notebook_imports, ("code", caps_late)]);
+    assert_eq!(places(&lint_text("late.ipynb", &text)), [(2, 4, "CAP106".to_string())]);
+    // The notebook's names are not bound in the job, and the job's are not in the notebook.
+    let job = "%%writefile job.py\nfrom sklearn.svm import SVC\nfrom sklearn.model_selection import GridSearchCV\n\
+               search = GridSearchCV(SVC(), {}, n_jobs=N_JOBS)\nLOCAL = -1\n";
+    let notebook_code = "from sklearn.ensemble import RandomForestClassifier\nRandomForestClassifier(n_jobs=LOCAL)\n";
+    let text = notebook(&[notebook_imports, ("code", job), ("code", notebook_code)]);
+    assert!(lint_text("names.ipynb", &text).is_empty());
+    // `%%file` writes a module too; other files are not Python.
+    let alias = "%%file job.py\nfrom joblib import Parallel\nParallel(n_jobs=-1)\n";
+    let not_python = "%%writefile run.sh\npython -c 'Parallel(n_jobs=-1)'\n";
+    let text = notebook(&[("code", alias), ("code", not_python)]);
+    assert_eq!(places(&lint_text("alias.ipynb", &text)), [(1, 3, "CAP101".to_string())]);
+}
+
+#[test]
+fn cells_that_append_to_a_written_module_are_part_of_it_and_each_version_is_checked() {
+    let first = "%%writefile train.py\nfrom joblib import Parallel\nWORKERS = -1\n";
+    let appended = "%%writefile -a train.py\nParallel(n_jobs=WORKERS)\n";
+    let other = "%%writefile score.py\nfrom joblib import Parallel\nParallel(n_jobs=WORKERS)\n";
+    let rewritten = "%%writefile train.py\nfrom joblib import Parallel\nParallel(n_jobs=WORKERS)\n";
+    let appended_again = "%%writefile --append train.py\nWORKERS = -2\nParallel(n_jobs=WORKERS)\n";
+    let text = notebook(&[
+        ("code", first),
+        ("code", appended),
+        ("code", other),
+        ("code", rewritten),
+        ("code", appended_again),
+    ]);
+    // The appended cell sees the first cell's `WORKERS`; `score.py` and the rewritten `train.py` do not,
+    // and the cell that appends to the rewritten file sees its own.
+    assert_eq!(
+        places(&lint_text("versions.ipynb", &text)),
+        [(2, 2, "CAP101".to_string()), (5, 3, "CAP101".to_string())]
+    );
+}
+
+#[test]
+fn a_notebook_that_writes_too_many_modules_says_where_checking_stopped() {
+    let count = capslint_python::notebook::MAX_WRITTEN_MODULES + 3;
+    let scripts: Vec<String> = (0..count)
+        .map(|index| format!("%%writefile job_{index}.py\nfrom joblib import Parallel\nParallel(n_jobs=-1)\n"))
+        .collect();
+    let cells: Vec<(&str, &str)> = scripts.iter().map(|script| ("code", script.as_str())).collect();
+    let found = places(&lint_text("many.ipynb", &notebook(&cells)));
+    let checked = capslint_python::notebook::MAX_WRITTEN_MODULES;
+    assert_eq!(found.iter().filter(|(_, _, code)| code == "CAP101").count(), checked);
+    // At the first line of the first module not checked.
+    assert_eq!(found.last(), Some(&(checked + 1, 2, "CAP003".to_string())), "{found:?}");
+}
+
+#[test]
+fn a_written_module_that_does_not_parse_is_cap001_in_its_cell_and_noqa_works_there() {
+    let broken = "%%writefile train.py\nfrom joblib import Parallel\ndef broken(:\n    pass\n";
+    let suppressed = "%%writefile serve.py\nfrom sklearn.ensemble import RandomForestClassifier as Forest\n\
+                      Forest(n_jobs=-1)  # noqa: CAP101\nForest(n_jobs=2)  # noqa: CAP101\n";
+    let notebook_code = "from sklearn.ensemble import RandomForestClassifier\nRandomForestClassifier(n_jobs=-1)\n";
+    let text = notebook(&[("code", broken), ("code", suppressed), ("code", notebook_code)]);
+    assert_eq!(
+        places(&lint_text("broken.ipynb", &text)),
+        [(1, 3, "CAP001".to_string()), (2, 4, "CAP002".to_string()), (3, 2, "CAP101".to_string())]
+    );
 }
 
 #[test]

@@ -9,6 +9,9 @@
 //! - an automagic: a line magic written without its `%` (`pip install x`, `cd data`), which IPython
 //!   runs as the magic. IPython does this for one-line cells only, so a cell whose first line is one is
 //!   that command or does not run.
+//!
+//! A cell that writes a Python module (`%%writefile x.py`) does not run in the kernel either, but its
+//! body is a program that runs elsewhere: [`written_python_module`] finds it, and it is checked alone.
 
 /// IPython's built-in line magics, the ones its kernel adds, its POSIX shell aliases (which automagic
 /// runs like magics) and those of the `autoreload` and `storemagic` extensions shipped with it: the
@@ -143,6 +146,49 @@ pub fn runs_as_python(source: &str) -> bool {
     !lines.any(|line| line.starts_with("%%"))
 }
 
+/// A cell that writes a Python module to a file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WrittenModule<'s> {
+    /// The file's name, as the magic names it.
+    pub file: &'s str,
+    /// Whether the cell appends to the file (`-a`, `--append`) instead of writing it anew.
+    pub appends: bool,
+    /// Where the cell's body starts in its source, past the magic's line.
+    pub body: usize,
+}
+
+/// The module a code cell `source` writes to a file (`%%writefile train.py`, `%%writefile -a train.py`,
+/// its alias `%%file`); `None` for any other cell. The body is what the file holds and runs as, in a process of its own (a training job, a scoring
+/// service): Python that never runs in the notebook's kernel. The magic must be the cell's first line
+/// (blank lines aside), as IPython reads cell magics, and the file's name must end with `.py`.
+pub fn written_python_module(source: &str) -> Option<WrittenModule<'_>> {
+    let start = source.len() - source.trim_start_matches(['\n', '\r', ' ', '\t']).len();
+    let start = source[..start].rfind(['\n', '\r']).map_or(0, |newline| newline + 1);
+    let line_end = source[start..].find(['\n', '\r']).map_or(source.len(), |end| start + end);
+    let line = source[start..line_end].trim();
+    let arguments = line.strip_prefix("%%writefile").or_else(|| line.strip_prefix("%%file"))?;
+    if !arguments.starts_with([' ', '\t']) {
+        return None;
+    }
+    let mut rest = arguments.trim_start();
+    let mut appends = false;
+    while let Some(after) = ["-a", "--append"]
+        .iter()
+        .find_map(|flag| rest.strip_prefix(flag).filter(|after| after.is_empty() || after.starts_with([' ', '\t'])))
+    {
+        rest = after.trim_start();
+        appends = true;
+    }
+    // The file's name: quoted (blanks allowed inside), or up to the next blank.
+    let (name, after) = match rest.chars().next() {
+        Some(quote @ ('"' | '\'')) => rest[1..].split_once(quote)?,
+        _ => rest.split_once([' ', '\t']).unwrap_or((rest, "")),
+    };
+    let body = source[line_end..].strip_prefix("\r\n").or_else(|| source[line_end..].strip_prefix(['\n', '\r']));
+    let body = source.len() - body.unwrap_or_default().len();
+    (name.ends_with(".py") && after.trim().is_empty()).then_some(WrittenModule { file: name, appends, body })
+}
+
 /// Whether a cell's first line is a line magic without its `%`: a magic's name followed by blanks and
 /// arguments, or alone. A name followed by anything else (`run(x)`, `time.sleep(1)`) is Python, and so
 /// is one followed by an assignment or an operator between blanks (`time = 3`, `who, what = f()`,
@@ -179,6 +225,36 @@ fn reads_as_python(arguments: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_cell_that_writes_a_python_module_is_found_with_its_body() {
+        fn body_of(source: &str) -> Option<&str> {
+            written_python_module(source).map(|module| &source[module.body..])
+        }
+        assert_eq!(body_of("%%writefile train.py\nimport os\n"), Some("import os\n"));
+        assert_eq!(body_of("\n%%writefile -a src/train.py\r\nx = 1"), Some("x = 1"));
+        assert_eq!(body_of("%%file 'score.py'\nx = 1"), Some("x = 1"));
+        assert_eq!(body_of("  %%writefile --append \"my job.py\"\nx"), Some("x"));
+        assert_eq!(body_of("%%writefile train.py"), Some(""));
+        let appended = written_python_module("%%writefile -a jobs/train.py\nx").unwrap();
+        assert_eq!((appended.file, appended.appends), ("jobs/train.py", true));
+        let written = written_python_module("%%file \"my job.py\"\nx").unwrap();
+        assert_eq!((written.file, written.appends), ("my job.py", false));
+        for other in [
+            "%%writefile requirements.txt\nn_jobs=-1",
+            "%%writefile job.yaml\nkind: Job",
+            "%%writefiles train.py\nx",
+            "%%bash\npython train.py",
+            "# a comment first\n%%writefile train.py\nx",
+            "import os\n%%writefile train.py\nx",
+            "%%writefile\nx",
+            "%%writefile a.py b.py\nx",
+            "%%writefile -a\nx",
+            "%%writefile 'open.py\nx",
+        ] {
+            assert_eq!(written_python_module(other), None, "{other:?}");
+        }
+    }
 
     #[test]
     fn cell_magics_are_skipped_unless_they_run_python() {

@@ -2,6 +2,8 @@
 //! Python, in cell order, each followed by a line break, make one module, parsed in IPython mode. Names
 //! bound in one cell are seen in the next, and execution order (CAP106) is cell order. Findings, `# noqa`
 //! comments and fingerprints work on that module; reports locate findings by cell through [`CellMap`].
+//! A cell that writes a Python module (`%%writefile train.py`) holds a program that runs elsewhere: it is
+//! placed in the same text and map, and checked as a module of its own.
 //!
 //! - `json`: the notebook's JSON to code cells, with the position of each source string;
 //! - `magics`: which code cells are Python to IPython;
@@ -26,10 +28,15 @@ use capslint_workspace::settings::Settings;
 /// A notebook's Python: its code cells concatenated, and the map back to the notebook.
 #[derive(Debug)]
 pub struct Module {
-    /// The code cells that run as Python, in order, each followed by a line break.
+    /// The code cells that run as Python, and those that write a Python module to a file, in order,
+    /// each followed by a line break.
     pub text: String,
     /// Where each cell is in `text`, and in the notebook's JSON.
     pub cells: CellMap,
+    /// The modules the notebook's cells write (`%%writefile train.py`), each as the bodies, in `text`, of
+    /// the cell that writes the file and of the cells that append to it after it: each runs in a
+    /// process of its own, not in the notebook's kernel.
+    pub written: Vec<Vec<TextRange>>,
 }
 
 /// Reads the notebook whose JSON is `raw` into its Python module. A notebook whose kernel runs another
@@ -37,16 +44,69 @@ pub struct Module {
 pub fn read(raw: &str) -> Result<Module, ReadError> {
     let document = json::parse(raw)?;
     let mut builder = capslint_diagnostics::source::cells::Builder::new(raw);
+    // Each file's versions, in order: a cell that writes it starts one, a cell that appends joins the last.
+    let mut written: Vec<(String, Vec<TextRange>)> = Vec::new();
+    // Where the next cell starts in the concatenated text: each cell is followed by a line break.
+    let mut next_start = 0usize;
     if document.is_python {
         for cell in &document.code_cells {
             let source: String = cell.pieces.iter().map(|piece| piece.text.as_str()).collect();
-            if magics::runs_as_python(&source) {
-                builder.push(cell.number, cell.offset, &cell.pieces);
+            let module = magics::written_python_module(&source);
+            if module.is_none() && !magics::runs_as_python(&source) {
+                continue;
             }
+            builder.push(cell.number, cell.offset, &cell.pieces);
+            if let Some(module) = module {
+                let body = TextRange::new(to_size(next_start + module.body), to_size(next_start + source.len()));
+                let last_version = written.iter_mut().rev().find(|(file, _)| file == module.file);
+                match last_version {
+                    Some((_, bodies)) if module.appends => bodies.push(body),
+                    _ => written.push((module.file.to_string(), vec![body])),
+                }
+            }
+            next_start += source.len() + 1;
         }
     }
     let (text, cells) = builder.finish();
-    Ok(Module { text, cells })
+    // Each body lies within its cell, as the map places cells.
+    let within_its_cell =
+        |body: &TextRange| cells.cell_range(body.start()).is_some_and(|cell| cell.contains_range(*body));
+    let written =
+        written.into_iter().map(|(_, bodies)| bodies).filter(|bodies| bodies.iter().all(within_its_cell)).collect();
+    Ok(Module { text, cells, written })
+}
+
+fn to_size(offset: usize) -> TextSize {
+    TextSize::try_from(offset).unwrap_or(TextSize::from(u32::MAX))
+}
+
+/// `text` with the bytes of `ranges` replaced by spaces, line breaks kept, so every offset stays where
+/// it was.
+fn without(text: &str, ranges: impl IntoIterator<Item = std::ops::Range<usize>>) -> String {
+    let mut bytes = text.as_bytes().to_vec();
+    for range in ranges {
+        for byte in &mut bytes[range] {
+            if !matches!(byte, b'\n' | b'\r') {
+                *byte = b' ';
+            }
+        }
+    }
+    // Whole cells, and a cell's text after its magic's line, were replaced: they start and end at line
+    // boundaries, so no character was cut in two (a lossy decoding would keep the offsets anyway).
+    String::from_utf8(bytes).unwrap_or_else(|error| String::from_utf8_lossy(error.as_bytes()).into_owned())
+}
+
+/// `text` up to the end of the last of `kept` (ranges in order), with everything but `kept` replaced by
+/// spaces (see [`without`]).
+fn only(text: &str, kept: &[TextRange]) -> String {
+    let end = kept.last().map_or(0, |range| usize::from(range.end()));
+    let mut gaps = Vec::with_capacity(kept.len());
+    let mut from = 0;
+    for range in kept {
+        gaps.push(from..usize::from(range.start()));
+        from = usize::from(range.end());
+    }
+    without(&text[..end], gaps)
 }
 
 /// Checks a notebook: `file` holds its JSON. Returns the file the findings are in with the findings:
@@ -69,20 +129,49 @@ pub fn check(
             return (Arc::clone(file), findings);
         }
     };
+    let written = module.written;
     let code = Arc::new(
         SourceFile::new(file.path().to_path_buf(), file.display_name().to_string(), module.text)
             .with_cells(module.cells),
     );
     let path = capslint_workspace::paths::absolute(file.path(), settings.cwd());
-    if settings.prefilter
-        && !crate::prefilter::may_have_findings(code.text())
-        && !project.imports_module_with_findings(&path, code.text())
-    {
+    let may_have_findings = |text: &str| {
+        !settings.prefilter
+            || crate::prefilter::may_have_findings(text)
+            || project.imports_module_with_findings(&path, text)
+    };
+    if !may_have_findings(code.text()) {
         return (code, Vec::new());
     }
     let Some(cells) = code.cells() else { return (code, Vec::new()) };
-    let project = crate::ProjectContext { index: project, file: &path };
-    let outcome = crate::check_notebook(code.text(), cells, rules, settings, Some(project));
+    let context = crate::ProjectContext { index: project, file: &path };
+    // The notebook's own module leaves out the modules its cells write; each of those is checked alone.
+    let notebook_text = if written.is_empty() {
+        std::borrow::Cow::Borrowed(code.text())
+    } else {
+        let cells_written = written.iter().flatten().filter_map(|body| cells.cell_range(body.start()));
+        std::borrow::Cow::Owned(without(code.text(), cells_written.map(|cell| cell.start().into()..cell.end().into())))
+    };
+    let mut outcome = crate::PythonOutcome::default();
+    if written.is_empty() || may_have_findings(&notebook_text) {
+        outcome = crate::check_notebook(&notebook_text, cells, rules, settings, Some(context));
+    }
+    for (index, bodies) in written.iter().enumerate() {
+        if index == MAX_WRITTEN_MODULES {
+            // Each module is a text as long as the notebook up to it: beyond the bound, reported, not checked.
+            if rules.contains(Rule::AnalysisBudgetExceeded) {
+                outcome.findings.push(too_many_written(bodies[0], written.len()));
+            }
+            break;
+        }
+        let script = only(code.text(), bodies);
+        if may_have_findings(&script) {
+            let checked = crate::check(&script, rules, settings, Some(context));
+            outcome.findings.extend(checked.findings);
+            outcome.comments.extend(checked.comments);
+        }
+    }
+    outcome.comments.sort_by_key(|comment| comment.start());
     let scope = capslint_diagnostics::suppress::Scope::Python {
         file: &code,
         rules,
@@ -91,6 +180,24 @@ pub fn check(
     };
     let findings = capslint_diagnostics::suppress::apply(scope).into_iter().map(|(_, finding)| finding).collect();
     (code, findings)
+}
+
+/// How many modules written by a notebook's cells are checked: each is checked as a text as long as the
+/// notebook up to its last cell, so the bound keeps a notebook's work linear in its size.
+pub const MAX_WRITTEN_MODULES: usize = 32;
+
+/// The CAP003 finding at the first module of a notebook's cells beyond [`MAX_WRITTEN_MODULES`].
+fn too_many_written(body: TextRange, count: usize) -> Finding {
+    Finding::new(
+        Rule::AnalysisBudgetExceeded,
+        TextRange::empty(body.start()),
+        format!(
+            "this notebook's cells write {count} Python modules: the first {MAX_WRITTEN_MODULES} are checked, \
+             this one and those after it are not"
+        ),
+    )
+    .label("not checked from here")
+    .help("split the notebook, or keep the modules as files of the repository, where each is checked")
 }
 
 /// The CAP001 finding of a notebook that cannot be read.
