@@ -188,7 +188,7 @@ pub fn check(text: &str, rules: RuleSet, settings: &Settings, project: Option<Pr
             check_clean(text, &module.parsed, None, rules, settings, project)
         });
     }
-    check_module(text, None, rules, settings, project)
+    check_module(text, None, false, rules, settings, project)
 }
 
 /// [`check`] for a notebook's code cells concatenated into `text`: parsed in IPython mode (line magics,
@@ -200,12 +200,27 @@ pub fn check_notebook(
     settings: &Settings,
     project: Option<ProjectContext<'_>>,
 ) -> PythonOutcome {
-    check_module(text, Some(cells), rules, settings, project)
+    check_module(text, Some(cells), true, rules, settings, project)
 }
 
+/// [`check`] for a Python module that a notebook's cells write to a file (`%%writefile train.py`): `text`
+/// is the notebook's code cells with everything but that module's bodies blanked, parsed as the Python
+/// file it is, with places in other cells named by cell in labels.
+pub fn check_written_module(
+    text: &str,
+    cells: &CellMap,
+    rules: RuleSet,
+    settings: &Settings,
+    project: Option<ProjectContext<'_>>,
+) -> PythonOutcome {
+    check_module(text, Some(cells), false, rules, settings, project)
+}
+
+/// `ipython`: whether `text` is a notebook's code, parsed in IPython mode.
 fn check_module(
     text: &str,
     cells: Option<&CellMap>,
+    ipython: bool,
     rules: RuleSet,
     settings: &Settings,
     project: Option<ProjectContext<'_>>,
@@ -215,7 +230,7 @@ fn check_module(
         Err(refusal) => return refused(refusal, rules),
     };
     stacker::maybe_grow(ANALYSIS_STACK_BYTES, ANALYSIS_STACK_BYTES, || {
-        analyse(text, cells, rules, settings, pending, project)
+        analyse(text, cells, ipython, rules, settings, pending, project)
     })
 }
 
@@ -241,12 +256,13 @@ fn refused(refusal: prescan::Refusal, rules: RuleSet) -> PythonOutcome {
 fn analyse(
     text: &str,
     cells: Option<&CellMap>,
+    ipython: bool,
     rules: RuleSet,
     settings: &Settings,
     pending: prescan::Pending,
     project: Option<ProjectContext<'_>>,
 ) -> PythonOutcome {
-    let source_type = if cells.is_some() { PySourceType::Ipynb } else { PySourceType::Python };
+    let source_type = if ipython { PySourceType::Ipynb } else { PySourceType::Python };
     let parsed = parse_unchecked_source(text, source_type);
     if let Err(refusal) = prescan::after_parsing(text, parsed.tokens(), pending) {
         return refused(refusal, rules);
@@ -256,7 +272,7 @@ fn analyse(
     }
     // A notebook's cell that does not parse (Python 2, a shell session pasted in) leaves the other
     // cells readable, as they are when the notebook runs: those cells are blanked and the rest checked.
-    if let Some(cells) = cells
+    if let Some(cells) = cells.filter(|_| ipython)
         && let Some(blanked) = blank_cells(text, cells, parsed.errors().iter().map(|error| error.location.start()))
     {
         let reparsed = parse_unchecked_source(&blanked, source_type);
@@ -279,7 +295,7 @@ fn analyse(
     }
     // A `.py` file exported from a notebook with its magics is read as the notebook's code.
     let mut syntax_findings = Vec::new();
-    let parsed = if cells.is_none() && ipython::may_hold_escapes(text, &parsed) {
+    let parsed = if !ipython && ipython::may_hold_escapes(text, &parsed) {
         // One tree at a time: the parse as Python is dropped before the parse in IPython mode, and made
         // again in the rare case that IPython mode reads no better.
         let python_errors = parsed.errors().len();

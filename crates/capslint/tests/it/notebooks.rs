@@ -653,10 +653,10 @@ fn cells_that_append_to_a_written_module_are_part_of_it_and_each_version_is_chec
     ]);
     // The appended cell sees the first cell's `WORKERS`; `score.py` and the rewritten `train.py` do not,
     // and the cell that appends to the rewritten file sees its own.
-    assert_eq!(
-        places(&lint_text("versions.ipynb", &text)),
-        [(2, 2, "CAP101".to_string()), (5, 3, "CAP101".to_string())]
-    );
+    let diagnostics = lint_text("versions.ipynb", &text);
+    assert_eq!(places(&diagnostics), [(2, 2, "CAP101".to_string()), (5, 3, "CAP101".to_string())]);
+    // A value set in another cell of the module is named by its cell and line.
+    assert!(diagnostics[0].finding.label.contains("`WORKERS` cell 1, line 3"), "{}", diagnostics[0].finding.label);
 }
 
 #[test]

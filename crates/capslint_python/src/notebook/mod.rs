@@ -156,17 +156,17 @@ pub fn check(
     if written.is_empty() || may_have_findings(&notebook_text) {
         outcome = crate::check_notebook(&notebook_text, cells, rules, settings, Some(context));
     }
-    for (index, bodies) in written.iter().enumerate() {
-        if index == MAX_WRITTEN_MODULES {
-            // Each module is a text as long as the notebook up to it: beyond the bound, reported, not checked.
-            if rules.contains(Rule::AnalysisBudgetExceeded) {
-                outcome.findings.push(too_many_written(bodies[0], written.len()));
-            }
-            break;
-        }
+    // Each module is checked as a text as long as the notebook up to its last cell: the work is bounded.
+    let checked = within_the_written_budget(&written, code.text().len());
+    if let Some(first_unchecked) = written.get(checked)
+        && rules.contains(Rule::AnalysisBudgetExceeded)
+    {
+        outcome.findings.push(past_the_written_budget(first_unchecked[0], written.len(), checked));
+    }
+    for bodies in &written[..checked] {
         let script = only(code.text(), bodies);
         if may_have_findings(&script) {
-            let checked = crate::check(&script, rules, settings, Some(context));
+            let checked = crate::check_written_module(&script, cells, rules, settings, Some(context));
             outcome.findings.extend(checked.findings);
             outcome.comments.extend(checked.comments);
         }
@@ -182,18 +182,41 @@ pub fn check(
     (code, findings)
 }
 
-/// How many modules written by a notebook's cells are checked: each is checked as a text as long as the
-/// notebook up to its last cell, so the bound keeps a notebook's work linear in its size.
+/// How many modules written by a notebook's cells are checked at most.
 pub const MAX_WRITTEN_MODULES: usize = 32;
 
-/// The CAP003 finding at the first module of a notebook's cells beyond [`MAX_WRITTEN_MODULES`].
-fn too_many_written(body: TextRange, count: usize) -> Finding {
+/// How many bytes of text the modules written by a notebook's cells may take together, each counted as
+/// long as the notebook up to its last cell: 8 times the notebook's code, and at least 64 MiB.
+fn written_bytes_budget(code_bytes: usize) -> usize {
+    code_bytes.saturating_mul(8).max(64 << 20)
+}
+
+/// How many of the `written` modules (each as its cells' bodies) of a notebook whose code is `code_bytes`
+/// long are checked: the first ones within [`MAX_WRITTEN_MODULES`] and [`written_bytes_budget`].
+fn within_the_written_budget(written: &[Vec<TextRange>], code_bytes: usize) -> usize {
+    let mut bytes_left = written_bytes_budget(code_bytes);
+    written
+        .iter()
+        .take(MAX_WRITTEN_MODULES)
+        .take_while(|bodies| {
+            let length = bodies.last().map_or(0, |body| usize::from(body.end()));
+            let within = length <= bytes_left;
+            bytes_left = bytes_left.saturating_sub(length);
+            within
+        })
+        .count()
+}
+
+/// The CAP003 finding at the first module of a notebook's cells past the bounds ([`MAX_WRITTEN_MODULES`],
+/// [`written_bytes_budget`]); `checked` modules were checked before it.
+fn past_the_written_budget(body: TextRange, count: usize, checked: usize) -> Finding {
     Finding::new(
         Rule::AnalysisBudgetExceeded,
         TextRange::empty(body.start()),
         format!(
-            "this notebook's cells write {count} Python modules: the first {MAX_WRITTEN_MODULES} are checked, \
-             this one and those after it are not"
+            "this notebook's cells write {count} Python modules: the first {checked} are checked, this one and \
+             those after it are past the notebook's budget (at most {MAX_WRITTEN_MODULES} modules, each as long \
+             as the notebook up to it, 8 times its code in all)"
         ),
     )
     .label("not checked from here")
@@ -221,6 +244,21 @@ mod tests {
             })
             .collect();
         serde_json::to_string_pretty(&serde_json::json!({"cells": cells, "nbformat": 4, "nbformat_minor": 5})).unwrap()
+    }
+
+    #[test]
+    fn written_modules_are_checked_within_a_count_and_a_byte_budget() {
+        let module_ending_at = |end: u32| vec![TextRange::new(TextSize::from(end - 1), TextSize::from(end))];
+        // Small modules: the count decides.
+        let small: Vec<_> = (1..=40).map(|index| module_ending_at(index * 100)).collect();
+        assert_eq!(within_the_written_budget(&small, 4_000), MAX_WRITTEN_MODULES);
+        assert_eq!(within_the_written_budget(&small[..5], 4_000), 5);
+        // Modules late in a large notebook: the bytes decide, 8 times the code (64 MiB at least).
+        let code = 32u32 << 20;
+        let late: Vec<_> = (0..10).map(|_| module_ending_at(code)).collect();
+        assert_eq!(within_the_written_budget(&late, code as usize), 8, "8 * 32 MiB is the budget, 9 are past it");
+        let tiny_notebook: Vec<_> = (0..3).map(|_| module_ending_at(30 << 20)).collect();
+        assert_eq!(within_the_written_budget(&tiny_notebook, 100), 2, "the 64 MiB floor");
     }
 
     #[test]
