@@ -19,6 +19,8 @@ use serde_json::{Value, json};
 use tempfile::TempDir;
 
 const FIXTURES: &str = "fixtures/notebooks";
+/// How many modules written by a notebook's cells are checked.
+const MAX_WRITTEN: usize = capslint_python::notebook::MAX_WRITTEN_MODULES;
 const TRAIN: &str = "fixtures/notebooks/train_churn.ipynb";
 const STRINGS: &str = "fixtures/notebooks/string_sources.ipynb";
 
@@ -548,6 +550,16 @@ fn hostile_notebooks_are_answered() {
     assert_eq!(places(&found), vec![(1, 2, "CAP101".to_string())]);
     let many_lines = notebook(&[("code", &format!("{}Parallel(n_jobs=-1)\n", "x = 1\n".repeat(100_000)))]);
     assert_eq!(places(&assert_survives("long.ipynb", many_lines.as_bytes())), vec![(1, 100_001, "CAP101".to_string())]);
+    // Many cells writing modules, with a long cell before them: bounded work, CAP003 where checking stops.
+    let mut writing: Vec<(&str, String)> = vec![("code", "x = 1\n".repeat(100_000))];
+    for index in 0..20_000 {
+        let magic = if index % 2 == 0 { "%%writefile job.py" } else { "%%writefile -a job.py" };
+        writing.push(("code", format!("{magic}\nfrom joblib import Parallel\nParallel(n_jobs=-1)\n")));
+    }
+    let writing: Vec<(&str, &str)> = writing.iter().map(|(kind, source)| (*kind, source.as_str())).collect();
+    let found = places(&assert_survives("writing.ipynb", notebook(&writing).as_bytes()));
+    assert_eq!(found.iter().filter(|(_, _, code)| code == "CAP003").count(), 1, "{:?}", &found[found.len() - 3..]);
+    assert_eq!(found.len(), 2 * MAX_WRITTEN + 1);
     let cases: Vec<(&str, String)> = vec![
         (
             "deep outputs",

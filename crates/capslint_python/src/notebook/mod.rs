@@ -45,7 +45,8 @@ pub fn read(raw: &str) -> Result<Module, ReadError> {
     let document = json::parse(raw)?;
     let mut builder = capslint_diagnostics::source::cells::Builder::new(raw);
     // Each file's versions, in order: a cell that writes it starts one, a cell that appends joins the last.
-    let mut written: Vec<(String, Vec<TextRange>)> = Vec::new();
+    let mut written: Vec<Vec<TextRange>> = Vec::new();
+    let mut last_version: rustc_hash::FxHashMap<String, usize> = rustc_hash::FxHashMap::default();
     // Where the next cell starts in the concatenated text: each cell is followed by a line break.
     let mut next_start = 0usize;
     if document.is_python {
@@ -58,10 +59,12 @@ pub fn read(raw: &str) -> Result<Module, ReadError> {
             builder.push(cell.number, cell.offset, &cell.pieces);
             if let Some(module) = module {
                 let body = TextRange::new(to_size(next_start + module.body), to_size(next_start + source.len()));
-                let last_version = written.iter_mut().rev().find(|(file, _)| file == module.file);
-                match last_version {
-                    Some((_, bodies)) if module.appends => bodies.push(body),
-                    _ => written.push((module.file.to_string(), vec![body])),
+                match last_version.get(module.file) {
+                    Some(&version) if module.appends => written[version].push(body),
+                    _ => {
+                        last_version.insert(module.file.to_string(), written.len());
+                        written.push(vec![body]);
+                    }
                 }
             }
             next_start += source.len() + 1;
@@ -71,11 +74,11 @@ pub fn read(raw: &str) -> Result<Module, ReadError> {
     // Each body lies within its cell, as the map places cells.
     let within_its_cell =
         |body: &TextRange| cells.cell_range(body.start()).is_some_and(|cell| cell.contains_range(*body));
-    let written =
-        written.into_iter().map(|(_, bodies)| bodies).filter(|bodies| bodies.iter().all(within_its_cell)).collect();
+    let written = written.into_iter().filter(|bodies| bodies.iter().all(within_its_cell)).collect();
     Ok(Module { text, cells, written })
 }
 
+/// An offset into the notebook's code, which the file size limit keeps far below 4 GiB.
 fn to_size(offset: usize) -> TextSize {
     TextSize::try_from(offset).unwrap_or(TextSize::from(u32::MAX))
 }
