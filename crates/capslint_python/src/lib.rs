@@ -4,6 +4,7 @@
 //! knows no manifest: the pod-template facts of a DAG leave it as `capslint_pod_template` data.
 
 mod arguments;
+mod blank;
 mod budget;
 mod calls;
 mod checker;
@@ -188,39 +189,42 @@ pub fn check(text: &str, rules: RuleSet, settings: &Settings, project: Option<Pr
             check_clean(text, &module.parsed, None, rules, settings, project)
         });
     }
-    check_module(text, None, false, rules, settings, project)
+    check_module(text, None, PySourceType::Python, rules, settings, project)
 }
 
-/// [`check`] for a notebook's code cells concatenated into `text`: parsed in IPython mode (line magics,
-/// shell escapes and help are escape commands), with places in other cells named by cell in labels.
-pub fn check_notebook(
+/// What the code cells of a notebook checked by [`check_cells`] are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CellCode {
+    /// The cells the kernel runs, concatenated: parsed in IPython mode (line magics, shell escapes and
+    /// help are escape commands).
+    Notebook,
+    /// The cells that write one Python module to a file (`%%writefile train.py`), everything else blanked:
+    /// parsed as the Python file the module is.
+    WrittenModule,
+}
+
+/// [`check`] for a notebook's code cells in `text`, mapped to the notebook by `cells`: places in other
+/// cells are named by cell in labels.
+pub fn check_cells(
     text: &str,
     cells: &CellMap,
+    code: CellCode,
     rules: RuleSet,
     settings: &Settings,
     project: Option<ProjectContext<'_>>,
 ) -> PythonOutcome {
-    check_module(text, Some(cells), true, rules, settings, project)
+    let source_type = match code {
+        CellCode::Notebook => PySourceType::Ipynb,
+        CellCode::WrittenModule => PySourceType::Python,
+    };
+    check_module(text, Some(cells), source_type, rules, settings, project)
 }
 
-/// [`check`] for a Python module that a notebook's cells write to a file (`%%writefile train.py`): `text`
-/// is the notebook's code cells with everything but that module's bodies blanked, parsed as the Python
-/// file it is, with places in other cells named by cell in labels.
-pub fn check_written_module(
-    text: &str,
-    cells: &CellMap,
-    rules: RuleSet,
-    settings: &Settings,
-    project: Option<ProjectContext<'_>>,
-) -> PythonOutcome {
-    check_module(text, Some(cells), false, rules, settings, project)
-}
-
-/// `ipython`: whether `text` is a notebook's code, parsed in IPython mode.
+/// `source_type`: how `text` is parsed, as a Python file or as a notebook's code in IPython mode.
 fn check_module(
     text: &str,
     cells: Option<&CellMap>,
-    ipython: bool,
+    source_type: PySourceType,
     rules: RuleSet,
     settings: &Settings,
     project: Option<ProjectContext<'_>>,
@@ -230,7 +234,7 @@ fn check_module(
         Err(refusal) => return refused(refusal, rules),
     };
     stacker::maybe_grow(ANALYSIS_STACK_BYTES, ANALYSIS_STACK_BYTES, || {
-        analyse(text, cells, ipython, rules, settings, pending, project)
+        analyse(text, cells, source_type, rules, settings, pending, project)
     })
 }
 
@@ -256,13 +260,13 @@ fn refused(refusal: prescan::Refusal, rules: RuleSet) -> PythonOutcome {
 fn analyse(
     text: &str,
     cells: Option<&CellMap>,
-    ipython: bool,
+    source_type: PySourceType,
     rules: RuleSet,
     settings: &Settings,
     pending: prescan::Pending,
     project: Option<ProjectContext<'_>>,
 ) -> PythonOutcome {
-    let source_type = if ipython { PySourceType::Ipynb } else { PySourceType::Python };
+    let notebook_code = source_type == PySourceType::Ipynb;
     let parsed = parse_unchecked_source(text, source_type);
     if let Err(refusal) = prescan::after_parsing(text, parsed.tokens(), pending) {
         return refused(refusal, rules);
@@ -272,7 +276,7 @@ fn analyse(
     }
     // A notebook's cell that does not parse (Python 2, a shell session pasted in) leaves the other
     // cells readable, as they are when the notebook runs: those cells are blanked and the rest checked.
-    if let Some(cells) = cells.filter(|_| ipython)
+    if let Some(cells) = cells.filter(|_| notebook_code)
         && let Some(blanked) = blank_cells(text, cells, parsed.errors().iter().map(|error| error.location.start()))
     {
         let reparsed = parse_unchecked_source(&blanked, source_type);
@@ -295,7 +299,7 @@ fn analyse(
     }
     // A `.py` file exported from a notebook with its magics is read as the notebook's code.
     let mut syntax_findings = Vec::new();
-    let parsed = if !ipython && ipython::may_hold_escapes(text, &parsed) {
+    let parsed = if !notebook_code && ipython::may_hold_escapes(text, &parsed) {
         // One tree at a time: the parse as Python is dropped before the parse in IPython mode, and made
         // again in the rare case that IPython mode reads no better.
         let python_errors = parsed.errors().len();
@@ -332,17 +336,10 @@ fn comments(parsed: &Parsed<ModModule>) -> Vec<TextRange> {
 /// The text with every character of the cells that hold the `errors` replaced by a space (line breaks
 /// kept), so every offset stays where it was; `None` when an error is outside every cell.
 fn blank_cells(text: &str, cells: &CellMap, errors: impl Iterator<Item = TextSize>) -> Option<String> {
-    let mut bytes = text.as_bytes().to_vec();
-    for error in errors {
-        let range = cells.cell_range(error)?;
-        for byte in &mut bytes[usize::from(range.start())..usize::from(range.end()).min(text.len())] {
-            if !matches!(byte, b'\n' | b'\r') {
-                *byte = b' ';
-            }
-        }
-    }
-    // Only ASCII spaces replaced whole cells' bytes, so the text is still UTF-8.
-    String::from_utf8(bytes).ok()
+    let ranges: Option<Vec<_>> = errors
+        .map(|error| cells.cell_range(error).map(|range| usize::from(range.start())..usize::from(range.end())))
+        .collect();
+    Some(blank::blanked(text, ranges?))
 }
 
 /// A module to check: its text and statements, the statements not to trust, and a notebook's cells.

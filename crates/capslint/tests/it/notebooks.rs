@@ -590,6 +590,8 @@ fn hostile_notebooks_are_answered() {
         ),
         ("unclosed string", notebook(&[("code", "'''n_jobs\n"), ("code", "x = 1\n")])),
         ("escape commands only", notebook(&[("code", "!ls (((\n%time n_jobs=-1\n?Parallel\nParallel??\n")])),
+        ("empty written module", notebook(&[("code", "%%writefile a.py"), ("code", "%%file -a a.py\n")])),
+        ("written module left open", notebook(&[("code", "%%writefile a.py\n'''n_jobs\n"), ("code", "x = (\n")])),
         ("whitespace", " \n\t".into()),
         ("null", "null".into()),
         ("worksheets not a list", "{\"worksheets\": {\"cells\": []}}".into()),
@@ -678,11 +680,16 @@ fn a_notebook_that_writes_too_many_modules_says_where_checking_stopped() {
         .map(|index| format!("%%writefile job_{index}.py\nfrom joblib import Parallel\nParallel(n_jobs=-1)\n"))
         .collect();
     let cells: Vec<(&str, &str)> = scripts.iter().map(|script| ("code", script.as_str())).collect();
-    let found = places(&lint_text("many.ipynb", &notebook(&cells)));
+    let diagnostics = lint_text("many.ipynb", &notebook(&cells));
+    let found = places(&diagnostics);
     let checked = capslint_python::notebook::MAX_WRITTEN_MODULES;
     assert_eq!(found.iter().filter(|(_, _, code)| code == "CAP101").count(), checked);
     // At the first line of the first module not checked.
     assert_eq!(found.last(), Some(&(checked + 1, 2, "CAP003".to_string())), "{found:?}");
+    let budget: Vec<Diagnostic> =
+        diagnostics.into_iter().filter(|diagnostic| diagnostic.rule().code() == "CAP003").collect();
+    insta::assert_snapshot!("written_budget_full", report::render(OutputFormat::Full, &budget, Style::PLAIN));
+    insta::assert_snapshot!("written_budget_json", report::render(OutputFormat::Json, &budget, Style::PLAIN));
 }
 
 #[test]

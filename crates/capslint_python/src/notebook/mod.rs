@@ -71,10 +71,13 @@ pub fn read(raw: &str) -> Result<Module, ReadError> {
         }
     }
     let (text, cells) = builder.finish();
-    // Each body lies within its cell, as the map places cells.
-    let within_its_cell =
-        |body: &TextRange| cells.cell_range(body.start()).is_some_and(|cell| cell.contains_range(*body));
-    let written = written.into_iter().filter(|bodies| bodies.iter().all(within_its_cell)).collect();
+    // The builder places each cell where the text ended, and a line break after it, as counted above.
+    debug_assert!(
+        written
+            .iter()
+            .flatten()
+            .all(|body| { cells.cell_range(body.start()).is_some_and(|cell| cell.contains_range(*body)) })
+    );
     Ok(Module { text, cells, written })
 }
 
@@ -83,24 +86,7 @@ fn to_size(offset: usize) -> TextSize {
     TextSize::try_from(offset).unwrap_or(TextSize::from(u32::MAX))
 }
 
-/// `text` with the bytes of `ranges` replaced by spaces, line breaks kept, so every offset stays where
-/// it was.
-fn without(text: &str, ranges: impl IntoIterator<Item = std::ops::Range<usize>>) -> String {
-    let mut bytes = text.as_bytes().to_vec();
-    for range in ranges {
-        for byte in &mut bytes[range] {
-            if !matches!(byte, b'\n' | b'\r') {
-                *byte = b' ';
-            }
-        }
-    }
-    // Whole cells, and a cell's text after its magic's line, were replaced: they start and end at line
-    // boundaries, so no character was cut in two (a lossy decoding would keep the offsets anyway).
-    String::from_utf8(bytes).unwrap_or_else(|error| String::from_utf8_lossy(error.as_bytes()).into_owned())
-}
-
-/// `text` up to the end of the last of `kept` (ranges in order), with everything but `kept` replaced by
-/// spaces (see [`without`]).
+/// `text` up to the end of the last of `kept` (ranges in order), with everything but `kept` blanked.
 fn only(text: &str, kept: &[TextRange]) -> String {
     let end = kept.last().map_or(0, |range| usize::from(range.end()));
     let mut gaps = Vec::with_capacity(kept.len());
@@ -109,7 +95,7 @@ fn only(text: &str, kept: &[TextRange]) -> String {
         gaps.push(from..usize::from(range.start()));
         from = usize::from(range.end());
     }
-    without(&text[..end], gaps)
+    crate::blank::blanked(&text[..end], gaps)
 }
 
 /// Checks a notebook: `file` holds its JSON. Returns the file the findings are in with the findings:
@@ -153,11 +139,14 @@ pub fn check(
         std::borrow::Cow::Borrowed(code.text())
     } else {
         let cells_written = written.iter().flatten().filter_map(|body| cells.cell_range(body.start()));
-        std::borrow::Cow::Owned(without(code.text(), cells_written.map(|cell| cell.start().into()..cell.end().into())))
+        std::borrow::Cow::Owned(crate::blank::blanked(
+            code.text(),
+            cells_written.map(|cell| cell.start().into()..cell.end().into()),
+        ))
     };
     let mut outcome = crate::PythonOutcome::default();
     if written.is_empty() || may_have_findings(&notebook_text) {
-        outcome = crate::check_notebook(&notebook_text, cells, rules, settings, Some(context));
+        outcome = crate::check_cells(&notebook_text, cells, crate::CellCode::Notebook, rules, settings, Some(context));
     }
     // Each module is checked as a text as long as the notebook up to its last cell: the work is bounded.
     let checked = within_the_written_budget(&written, code.text().len());
@@ -169,7 +158,8 @@ pub fn check(
     for bodies in &written[..checked] {
         let script = only(code.text(), bodies);
         if may_have_findings(&script) {
-            let checked = crate::check_written_module(&script, cells, rules, settings, Some(context));
+            let checked =
+                crate::check_cells(&script, cells, crate::CellCode::WrittenModule, rules, settings, Some(context));
             outcome.findings.extend(checked.findings);
             outcome.comments.extend(checked.comments);
         }

@@ -41,17 +41,8 @@ pub fn may_all_be_prose(text: &str, starts: impl Iterator<Item = usize>) -> bool
 /// `text` with its comments and docstrings blanked (every byte but line breaks replaced by a space), or
 /// `None` when the scan cannot read the text with certainty (see the module's documentation).
 pub fn without_prose(text: &str) -> Option<String> {
-    let mut blanked = text.as_bytes().to_vec();
-    for (start, end) in prose_ranges(text)? {
-        for byte in &mut blanked[start..end] {
-            if !matches!(byte, b'\n' | b'\r') {
-                *byte = b' ';
-            }
-        }
-    }
-    // Each range starts and ends at an ASCII byte (a quote, a `#`, a line break), so the characters in it
-    // are replaced whole: the text stays UTF-8.
-    String::from_utf8(blanked).ok()
+    let ranges = prose_ranges(text)?;
+    Some(crate::blank::blanked(text, ranges.into_iter().map(|(start, end)| start..end)))
 }
 
 /// The byte ranges of the comments and docstrings of `text` that [`without_prose`] blanks, in order.
