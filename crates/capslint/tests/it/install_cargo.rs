@@ -2,7 +2,8 @@
 //! tree committed into a fresh repository, reached by a `file://` URL): it installs the `capslint` binary
 //! and nothing else, although the repository holds a second package with binaries (the fuzzing crate),
 //! which is why the line names the package. Cheap on a second run: `--debug` and a build directory kept
-//! in `target/tmp` are the only flags added.
+//! in `target/tmp` are the only flags added (and, in the environment, no incremental state nor debug
+//! information, to spare the disk).
 
 use std::process::Command;
 
@@ -34,9 +35,12 @@ fn readme_lines() -> Vec<String> {
 }
 
 /// `cargo ARGS` with a clean environment for cargo: the tests' own target directory is not the install's.
+/// The build keeps neither incremental state nor debug information, which only take disk here (several
+/// gigabytes for a build of every dependency).
 fn cargo(args: &[String]) -> Command {
     let mut command = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string()));
     command.args(args).env_remove("CARGO_TARGET_DIR").env_remove("RUSTFLAGS");
+    command.env("CARGO_INCREMENTAL", "0").env("CARGO_PROFILE_DEV_DEBUG", "false");
     command
 }
 
