@@ -64,9 +64,23 @@ pub fn with(
 pub const PYTHON_NO_BYTECODE: (&str, &str) = ("PYTHONDONTWRITEBYTECODE", "1");
 
 /// A command with an empty environment but for `PATH`, [`PYTHON_NO_BYTECODE`] and `vars`, so that none
-/// of the caller's caps leak in.
+/// of the caller's caps leak in, and with every signal at its default disposition, as a container's
+/// first process starts: a test run under `nohup` or as a background job of a script (which ignore
+/// SIGHUP, or SIGINT and SIGQUIT) must not hand its ignored signals to the workloads it signals.
 pub fn clean_command(program: impl AsRef<OsStr>, vars: &[(&str, String)]) -> Command {
     let mut command = Command::new(program);
+    // SAFETY: `signal` is async-signal-safe; the closure runs in the child between fork and exec and
+    // touches no memory of the parent.
+    unsafe {
+        std::os::unix::process::CommandExt::pre_exec(&mut command, || {
+            for signal in 1..=libc::SIGRTMAX() {
+                if signal != libc::SIGKILL && signal != libc::SIGSTOP {
+                    libc::signal(signal, libc::SIG_DFL);
+                }
+            }
+            Ok(())
+        });
+    }
     command.env_clear();
     if let Some(path) = std::env::var_os("PATH") {
         command.env("PATH", path);
