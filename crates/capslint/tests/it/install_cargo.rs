@@ -2,8 +2,7 @@
 //! tree committed into a fresh repository, reached by a `file://` URL): it installs the `capslint` binary
 //! and nothing else, although the repository holds a second package with binaries (the fuzzing crate),
 //! which is why the line names the package. Cheap on a second run: `--debug` and a build directory kept
-//! in `target/tmp` are the only flags added (and, in the environment, no incremental state nor debug
-//! information, to spare the disk).
+//! in `target/tmp` (shared with the pre-commit hooks built from source) are the only flags added.
 
 use std::process::Command;
 
@@ -34,13 +33,12 @@ fn readme_lines() -> Vec<String> {
     lines
 }
 
-/// `cargo ARGS` with a clean environment for cargo: the tests' own target directory is not the install's.
-/// The build keeps neither incremental state nor debug information, which only take disk here (several
-/// gigabytes for a build of every dependency).
+/// `cargo ARGS` with a clean environment for cargo: the tests' own target directory is not the install's,
+/// and the build's settings are those of [`shared_dev_build`].
 fn cargo(args: &[String]) -> Command {
     let mut command = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string()));
     command.args(args).env_remove("CARGO_TARGET_DIR").env_remove("RUSTFLAGS");
-    command.env("CARGO_INCREMENTAL", "0").env("CARGO_PROFILE_DEV_DEBUG", "false");
+    command.envs(shared_dev_build().1);
     command
 }
 
@@ -75,7 +73,7 @@ fn the_readme_cargo_install_line_installs_capslint_alone() {
         .collect();
     assert!(args.contains(&url), "the line installs from {README_URL}");
     args.extend(["--root".to_string(), install_root.path().display().to_string(), "--debug".to_string()]);
-    let target_dir = tmp().join("install-cargo");
+    let target_dir = shared_dev_build().0;
     forget_the_workspace_crates(&target_dir);
     args.extend(["--target-dir".to_string(), target_dir.display().to_string()]);
 

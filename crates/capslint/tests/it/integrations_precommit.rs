@@ -179,10 +179,10 @@ fn the_source_hooks_build_capslint_with_maturin() {
     let hooks = snapshot("precommit-hook-repo-source");
     // The hook mechanics are under test here, not the optimiser: the dev profile, and cargo's build kept
     // between runs (shared with the `cargo install` test, which builds the same profile).
-    let env = [
-        ("CARGO_TARGET_DIR", tmp().join("install-cargo").into_os_string()),
-        ("MATURIN_PEP517_ARGS", "--profile dev".into()),
-    ];
+    let (target_dir, settings) = shared_dev_build();
+    let mut env =
+        vec![("CARGO_TARGET_DIR", target_dir.into_os_string()), ("MATURIN_PEP517_ARGS", "--profile dev".into())];
+    env.extend(settings.map(|(name, value)| (name, OsString::from(value))));
     let (first, warm) = gate_a_commit(&pre_commit, &hooks, ("capslint", "capslint-manifests"), &env);
     note(&format!("pre-commit source hooks: first run (build included) {first:.1} s, warm run {warm:.1} s"));
 }

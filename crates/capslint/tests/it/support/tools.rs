@@ -33,6 +33,14 @@ pub fn tmp() -> PathBuf {
     PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
 }
 
+/// The build directory under [`tmp`] that the tests building capslint from source in the dev profile
+/// share (`cargo install --debug`, the pre-commit hooks built with maturin), and the settings they share
+/// it with: neither incremental state nor debug information, which would only take disk (gigabytes for a
+/// build of every dependency), and the same for each, so that one build of the dependencies serves both.
+pub fn shared_dev_build() -> (PathBuf, [(&'static str, &'static str); 2]) {
+    (tmp().join("install-cargo"), [("CARGO_INCREMENTAL", "0"), ("CARGO_PROFILE_DEV_DEBUG", "false")])
+}
+
 /// The interpreter that makes the tools' environments: `CAPSLINT_TEST_PYTHON`, else `python3`.
 pub fn host_python() -> String {
     std::env::var("CAPSLINT_TEST_PYTHON").unwrap_or_else(|_| "python3".to_string())
