@@ -165,8 +165,8 @@ impl<'a> Builder<'a> {
     }
 
     /// Appends the code cell `number`, whose source value starts at `offset` in the JSON and is made of
-    /// `pieces`, followed by a line break.
-    pub fn push(&mut self, number: usize, offset: usize, pieces: &[SourceString<'_>]) {
+    /// `pieces`, followed by a line break. Returns where the cell starts in the concatenated text.
+    pub fn push(&mut self, number: usize, offset: usize, pieces: &[SourceString<'_>]) -> TextSize {
         let start = TextSize::of(self.text.as_str());
         let anchor = self.position_at(offset);
         let mut mapped = Vec::with_capacity(pieces.len());
@@ -178,6 +178,7 @@ impl<'a> Builder<'a> {
         let len = TextSize::of(self.text.as_str()) - start;
         self.text.push('\n');
         self.cells.push(CodeCell { number, start, len, anchor, pieces: mapped.into_boxed_slice() });
+        start
     }
 
     /// The concatenated text and its map.

@@ -47,8 +47,6 @@ pub fn read(raw: &str) -> Result<Module, ReadError> {
     // Each file's versions, in order: a cell that writes it starts one, a cell that appends joins the last.
     let mut written: Vec<Vec<TextRange>> = Vec::new();
     let mut last_version: rustc_hash::FxHashMap<String, usize> = rustc_hash::FxHashMap::default();
-    // Where the next cell starts in the concatenated text: each cell is followed by a line break.
-    let mut next_start = 0usize;
     if document.is_python {
         for cell in &document.code_cells {
             let source: String = cell.pieces.iter().map(|piece| piece.text.as_str()).collect();
@@ -56,9 +54,9 @@ pub fn read(raw: &str) -> Result<Module, ReadError> {
             if module.is_none() && !magics::runs_as_python(&source) {
                 continue;
             }
-            builder.push(cell.number, cell.offset, &cell.pieces);
+            let start = usize::from(builder.push(cell.number, cell.offset, &cell.pieces));
             if let Some(module) = module {
-                let body = TextRange::new(to_size(next_start + module.body), to_size(next_start + source.len()));
+                let body = TextRange::new(to_size(start + module.body), to_size(start + source.len()));
                 match last_version.get(module.file) {
                     Some(&version) if module.appends => written[version].push(body),
                     _ => {
@@ -67,17 +65,9 @@ pub fn read(raw: &str) -> Result<Module, ReadError> {
                     }
                 }
             }
-            next_start += source.len() + 1;
         }
     }
     let (text, cells) = builder.finish();
-    // The builder places each cell where the text ended, and a line break after it, as counted above.
-    debug_assert!(
-        written
-            .iter()
-            .flatten()
-            .all(|body| { cells.cell_range(body.start()).is_some_and(|cell| cell.contains_range(*body)) })
-    );
     Ok(Module { text, cells, written })
 }
 
