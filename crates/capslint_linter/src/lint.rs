@@ -22,8 +22,9 @@ use capslint_pod_template as pod_template;
 use capslint_python::notebook;
 use capslint_python::prefilter;
 use capslint_python::{self as python, ProjectContext, ProjectIndex};
+use capslint_workspace::FileId;
 use capslint_workspace::confine::{self, Confinement, MAX_FILE_BYTES, Refusal};
-use capslint_workspace::discover::FileKind;
+use capslint_workspace::discover::{self, FileKind};
 use capslint_workspace::settings::Settings;
 
 /// One input to check.
@@ -55,6 +56,9 @@ pub struct FileResult {
     pub pod_templates: Vec<pod_template::TemplateUse>,
     /// Informational lines (a skipped Helm chart template).
     pub notices: Vec<String>,
+    /// The identity of the file read, when it was read from disk: what tells apart the paths that reach
+    /// one file ([`capslint_workspace::discover::chosen`]).
+    pub file_id: Option<FileId>,
 }
 
 /// Everything a run produced, sorted.
@@ -236,14 +240,14 @@ pub fn read_stdin() -> std::io::Result<Vec<u8>> {
 }
 
 /// Reads a regular file: one open (non-blocking, so a FIFO cannot stall the run; not through a symbolic
-/// link), one `fstat`, one read. A file the walk reached through a link inside the roots is opened where
-/// the link leads, once [`Confinement`] has admitted it.
-fn read(path: &Path, confinement: &Confinement) -> Result<Vec<u8>, ReadError> {
+/// link), one `fstat`, one read; with the file's identity, from that `fstat`. A file the walk reached
+/// through a link inside the roots is opened where the link leads, once [`Confinement`] has admitted it.
+fn read(path: &Path, confinement: &Confinement) -> Result<(Vec<u8>, Option<FileId>), ReadError> {
     let shown = path.display().to_string();
-    let read = match confine::open_regular(path, &shown, MAX_FILE_BYTES) {
-        Err(Refusal::Io(..)) if path.is_symlink() => {
-            confinement.file(path, &shown).and_then(|resolved| confine::open_regular(&resolved, &shown, MAX_FILE_BYTES))
-        }
+    let read = match confine::open_regular_identified(path, &shown, MAX_FILE_BYTES) {
+        Err(Refusal::Io(..)) if path.is_symlink() => confinement
+            .file(path, &shown)
+            .and_then(|resolved| confine::open_regular_identified(&resolved, &shown, MAX_FILE_BYTES)),
         read => read,
     };
     read.map_err(|refusal| match refusal {
@@ -259,14 +263,23 @@ fn within_limit(bytes: Vec<u8>) -> Result<Vec<u8>, ReadError> {
     if bytes.len() as u64 > MAX_FILE_BYTES { Err(ReadError::TooLarge(bytes.len() as u64)) } else { Ok(bytes) }
 }
 
-fn check_input_inner(input: Input, project: &ProjectIndex) -> FileResult {
+fn check_input_inner(mut input: Input, project: &ProjectIndex) -> FileResult {
+    let (read, file_id) = match input.contents.take() {
+        Some(bytes) => (within_limit(bytes), None),
+        None => match read(&input.path, &input.settings.confinement) {
+            Ok((bytes, id)) => (Ok(bytes), id),
+            // A file that exists but could not be read is still one file, however many paths reach it.
+            Err(error) => (Err(error), discover::identity_of(&input.path)),
+        },
+    };
+    FileResult { file_id, ..check_read(input, read, project) }
+}
+
+/// Checks the file of `input`, whose bytes were `read`.
+fn check_read(input: Input, read: Result<Vec<u8>, ReadError>, project: &ProjectIndex) -> FileResult {
     let settings = Arc::clone(&input.settings);
     let settings = settings.as_ref();
     let rules = settings.rules_for(&input.path);
-    let read = match input.contents {
-        Some(bytes) => within_limit(bytes),
-        None => read(&input.path, &settings.confinement),
-    };
     let bytes = match read {
         Ok(bytes) => bytes,
         Err(ReadError::Io(error)) => return FileResult { errors: vec![error], ..FileResult::default() },

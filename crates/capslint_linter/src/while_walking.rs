@@ -8,7 +8,7 @@ use std::sync::Arc;
 use rayon::iter::{ParallelBridge, ParallelIterator};
 
 use capslint_python::ProjectIndex;
-use capslint_workspace::discover::{self, Discovered, FileKind, Found, MissingPath};
+use capslint_workspace::discover::{self, Discovered, FileKind, Found, Identities, MissingPath};
 use capslint_workspace::settings::{ResolveError, Settings, SettingsResolver};
 
 use crate::lint::{FileResult, Input, RunResult, check_input_in, combine, drop_aside, scanned_yaml};
@@ -37,7 +37,7 @@ pub fn check(
     let (sender, receiver) = std::sync::mpsc::channel::<Found>();
     let (walked, checked) = std::thread::scope(|scope| {
         let walker = scope.spawn(move || {
-            discover::walk(paths, resolver, force_exclude, &|file| {
+            discover::walk(paths, resolver, force_exclude, Identities::FromTheReader, &|file| {
                 // The receiving end lives until the walk is done.
                 let _ = sender.send(file);
             })
@@ -50,7 +50,9 @@ pub fn check(
                     let input = input_of(&file.path, file.kind, settings, cwd);
                     (input.settings.clone(), check_input_in(input, &project))
                 });
-                (file, checked)
+                // The check read the file: its identity comes from that read.
+                let id = checked.as_ref().ok().and_then(|(_, result)| result.file_id.clone());
+                (file.identified_as(id), checked)
             })
             .collect();
         (walker.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)), checked)

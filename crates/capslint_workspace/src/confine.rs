@@ -15,7 +15,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::platform;
+use crate::platform::{self, FileId};
 
 /// Files larger than this are not read: they are reported (CAP001) instead of parsed: a syntax tree takes tens of bytes per
 /// byte of source, so this bounds the memory one hostile file can take.
@@ -272,13 +272,26 @@ impl ConfinedReader {
 /// following links): it is opened without following a link, without blocking, and its type checked again
 /// on the open file before a byte is read.
 pub fn open_regular(path: &Path, shown: &str, limit: u64) -> Result<Vec<u8>, Refusal> {
+    open_regular_identified(path, shown, limit).map(|(bytes, _)| bytes)
+}
+
+/// [`open_regular`], with the identity of the file read, taken from the open file's `fstat` (which the
+/// read makes anyway): it tells the paths that reach one file apart without asking the system about
+/// each path.
+pub fn open_regular_identified(path: &Path, shown: &str, limit: u64) -> Result<(Vec<u8>, Option<FileId>), Refusal> {
     let io = |error: io::Error| Refusal::Io(shown.to_string(), error.to_string());
     let file = platform::open_read(path).map_err(io)?;
-    read_opened(file, shown, limit)
+    let (bytes, metadata) = read_opened_with_metadata(file, shown, limit)?;
+    Ok((bytes, platform::file_id(path, &metadata)))
 }
 
 /// The bytes of an open file, when it is a regular file of at most `limit` bytes.
-pub fn read_opened(mut file: File, shown: &str, limit: u64) -> Result<Vec<u8>, Refusal> {
+pub fn read_opened(file: File, shown: &str, limit: u64) -> Result<Vec<u8>, Refusal> {
+    read_opened_with_metadata(file, shown, limit).map(|(bytes, _)| bytes)
+}
+
+/// [`read_opened`], with the open file's metadata.
+fn read_opened_with_metadata(mut file: File, shown: &str, limit: u64) -> Result<(Vec<u8>, std::fs::Metadata), Refusal> {
     let io = |error: io::Error| Refusal::Io(shown.to_string(), error.to_string());
     let metadata = file.metadata().map_err(io)?;
     if !metadata.is_file() {
@@ -291,7 +304,7 @@ pub fn read_opened(mut file: File, shown: &str, limit: u64) -> Result<Vec<u8>, R
     if bytes.len() as u64 > limit {
         return Err(Refusal::TooLarge(shown.to_string(), limit));
     }
-    Ok(bytes)
+    Ok((bytes, metadata))
 }
 
 /// The bytes of `file`, whose `fstat` gave `size`, read up to `limit + 1` bytes. The first read asks for

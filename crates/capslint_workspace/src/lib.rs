@@ -15,4 +15,7 @@ pub mod discover;
 pub mod edited;
 pub mod paths;
 mod platform;
+
+/// The identity of a file whatever the path that reaches it.
+pub use platform::FileId;
 pub mod settings;

@@ -105,6 +105,30 @@ pub struct Found {
     linked: bool,
 }
 
+impl Found {
+    /// The file, with the identity `id` its reader found (when it found one): for a walk that left the
+    /// identities to the reader ([`Identities::FromTheReader`]).
+    pub fn identified_as(self, id: Option<FileId>) -> Found {
+        Found { id: id.or(self.id), ..self }
+    }
+}
+
+/// The identity of the file at `path`, links followed, when the system can tell it (the file exists).
+pub fn identity_of(path: &Path) -> Option<FileId> {
+    std::fs::metadata(path).ok().and_then(|metadata| file_id(path, &metadata))
+}
+
+/// Where the identity of each file the walk finds comes from, which tells apart the paths that reach one
+/// file ([`chosen`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Identities {
+    /// The walk asks the system about each file's path as it finds it.
+    FromTheWalk,
+    /// The caller reads every file the walk finds and gives each its identity from the open file
+    /// ([`Found::identified_as`]), which saves the walk a system call per file.
+    FromTheReader,
+}
+
 /// Walks `paths`. Files named explicitly are checked whatever their ignore status (as ruff does), unless
 /// `force_exclude` is set and they match an `exclude` pattern.
 pub fn discover(
@@ -113,18 +137,23 @@ pub fn discover(
     force_exclude: bool,
 ) -> Result<Discovered, MissingPath> {
     let found = Mutex::new(Vec::new());
-    let mut discovered = walk(paths, resolver, force_exclude, &|file| found.lock().expect("walk results").push(file))?;
+    let mut discovered = walk(paths, resolver, force_exclude, Identities::FromTheWalk, &|file| {
+        found.lock().expect("walk results").push(file)
+    })?;
     discovered.files = chosen(found.into_inner().expect("walk results"));
     Ok(discovered)
 }
 
 /// [`discover`], handing each file to `found` as soon as the walk finds it (from the walk's threads, in no
 /// particular order, a file reached by several paths once for each): what it returns has every other
-/// result, and no files. [`chosen`] then tells which of the files found are the ones to check.
+/// result, and no files. [`chosen`] then tells which of the files found are the ones to check, by the
+/// identities the walk found or, with [`Identities::FromTheReader`], the ones the caller gave them (a file
+/// named explicitly has its identity from the walk either way).
 pub fn walk(
     paths: &[PathBuf],
     resolver: &SettingsResolver,
     force_exclude: bool,
+    identities: Identities,
     found: &(dyn Fn(Found) + Sync),
 ) -> Result<Discovered, MissingPath> {
     let mut discovered = Discovered::default();
@@ -221,9 +250,10 @@ pub fn walk(
                             }
                         } else if is_file && let Some(kind) = FileKind::of(entry.path()) {
                             // A file that vanishes now keeps no identity; its read reports it.
-                            let id = std::fs::metadata(entry.path())
-                                .ok()
-                                .and_then(|metadata| file_id(entry.path(), &metadata));
+                            let id = match identities {
+                                Identities::FromTheWalk => identity_of(entry.path()),
+                                Identities::FromTheReader => None,
+                            };
                             let linked = entry.path_is_symlink();
                             found(Found { path: entry.into_path(), kind, id, linked });
                         }
