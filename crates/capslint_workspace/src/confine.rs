@@ -281,17 +281,12 @@ pub fn open_regular(path: &Path, shown: &str, limit: u64) -> Result<Vec<u8>, Ref
 pub fn open_regular_identified(path: &Path, shown: &str, limit: u64) -> Result<(Vec<u8>, Option<FileId>), Refusal> {
     let io = |error: io::Error| Refusal::Io(shown.to_string(), error.to_string());
     let file = platform::open_read(path).map_err(io)?;
-    let (bytes, metadata) = read_opened_with_metadata(file, shown, limit)?;
+    let (bytes, metadata) = read_opened(file, shown, limit)?;
     Ok((bytes, platform::file_id(path, &metadata)))
 }
 
-/// The bytes of an open file, when it is a regular file of at most `limit` bytes.
-pub fn read_opened(file: File, shown: &str, limit: u64) -> Result<Vec<u8>, Refusal> {
-    read_opened_with_metadata(file, shown, limit).map(|(bytes, _)| bytes)
-}
-
-/// [`read_opened`], with the open file's metadata.
-fn read_opened_with_metadata(mut file: File, shown: &str, limit: u64) -> Result<(Vec<u8>, std::fs::Metadata), Refusal> {
+/// The bytes of an open file, when it is a regular file of at most `limit` bytes, and its metadata.
+fn read_opened(mut file: File, shown: &str, limit: u64) -> Result<(Vec<u8>, std::fs::Metadata), Refusal> {
     let io = |error: io::Error| Refusal::Io(shown.to_string(), error.to_string());
     let metadata = file.metadata().map_err(io)?;
     if !metadata.is_file() {
