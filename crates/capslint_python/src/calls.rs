@@ -18,6 +18,9 @@ use super::semantic::ScopeId;
 use super::value::{At, Resolved};
 use capslint_diagnostics::registry::Rule;
 
+/// The decorators that leave a function callable as written.
+const TRANSPARENT_DECORATORS: &[&str] = &["staticmethod", "classmethod", "wraps"];
+
 /// What one parameter is bound to by a call.
 #[derive(Debug, Clone)]
 pub enum Argument<'a> {
@@ -402,6 +405,28 @@ pub enum Site {
 
 fn key(function: &ast::StmtFunctionDef) -> usize {
     std::ptr::from_ref(function) as usize
+}
+
+/// Whether the function is called as written: no decorator but the ones that keep it so.
+pub fn is_plain(function: &ast::StmtFunctionDef) -> bool {
+    decorated_only_by(function, TRANSPARENT_DECORATORS)
+}
+
+/// Whether every decorator of `function` is one of `names` (by its last name, called or not:
+/// `functools.lru_cache(maxsize=1)` is `lru_cache`).
+pub fn decorated_only_by(function: &ast::StmtFunctionDef, names: &[&str]) -> bool {
+    function.decorator_list.iter().all(|decorator| {
+        let expr = match &decorator.expression {
+            Expr::Call(call) => call.func.as_ref(),
+            expr => expr,
+        };
+        let last = match expr {
+            Expr::Name(name) => name.id.as_str(),
+            Expr::Attribute(attribute) => attribute.attr.as_str(),
+            _ => return false,
+        };
+        names.contains(&last)
+    })
 }
 
 #[cfg(test)]

@@ -23,11 +23,11 @@ use ruff_python_ast::visitor::Visitor;
 use ruff_python_ast::{self as ast, Expr};
 use ruff_text_size::Ranged;
 
-use super::calls::{self, Argument, Bound, CallFrames, Instance, Lookup, Site};
+use super::calls::{self, Argument, Bound, CallFrames, Instance, Lookup, Site, is_plain};
 use super::checker::Checker;
 use super::cluster_fits::LazyFitIndex;
 use super::detached::Detacher;
-use super::interprocedural::{WALK_BYTES_PER_STEP, is_plain, is_relevant, through_message};
+use super::interprocedural::{WALK_BYTES_PER_STEP, is_relevant, through_message};
 use super::libraries;
 use super::limits::{Cut, Limit, MAX_CALL_DEPTH};
 use super::lookup::{ProjectFunction, ProjectLookup};

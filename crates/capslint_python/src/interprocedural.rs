@@ -15,12 +15,12 @@ use ruff_python_ast::{self as ast, Expr};
 use ruff_text_size::Ranged;
 use rustc_hash::FxHashSet;
 
-use super::calls::{self, Argument, CallFrames, Instance, Site};
+use super::calls::{self, Argument, CallFrames, Instance, Site, is_plain};
 use super::checker::Checker;
 use super::libraries;
 use super::limits::{Cut, Limit, MAX_CALL_DEPTH};
 use super::resolve::{At, Value};
-use super::semantic::{Binding, BindingKind, ScopeId, ScopeKind};
+use super::semantic::{Binding, BindingKind, ScopeId};
 use capslint_diagnostics::diagnostic::Finding;
 
 /// How many bytes of a function's body one unit of the file's budget pays for, each time the body is
@@ -30,9 +30,6 @@ pub const WALK_BYTES_PER_STEP: u64 = 16;
 /// How many functions of the module the search for a relevant one passes through before it counts the
 /// function as relevant.
 const MAX_RELEVANCE_FUNCTIONS: usize = 64;
-
-/// The decorators that leave a function callable as written.
-const TRANSPARENT_DECORATORS: &[&str] = &["staticmethod", "classmethod", "wraps"];
 
 /// Follows `call` into the body of the function of this module it calls, when it does, and reports at
 /// the call what the call's values cause there. Whether the callee is a function of this module: a call
@@ -181,22 +178,8 @@ fn callee<'a>(checker: &Checker<'_, 'a>, call: &'a ast::ExprCall) -> Option<Call
             if !matches!(base.id.as_str(), "self" | "cls") {
                 return constructed(checker, attribute);
             }
-            let (method_scope, [Binding { kind: BindingKind::Parameter, .. }]) =
-                model.reaching_bindings(base.id.as_str(), checker.scope, call.start())?
-            else {
-                return None;
-            };
-            let class_scope = model.parent(method_scope)?;
-            if model.scope_kind(method_scope) != ScopeKind::Function
-                || model.scope_kind(class_scope) != ScopeKind::Class
-            {
-                return None;
-            }
-            let [Binding { kind: BindingKind::Function(function), .. }] =
-                model.final_bindings(attribute.attr.as_str(), class_scope)?
-            else {
-                return None;
-            };
+            let (function, class_scope) =
+                model.own_method(base.id.as_str(), attribute.attr.as_str(), checker.scope, call.start())?;
             let receiver = !has_decorator(function, "staticmethod");
             Some(Callee { function, def_scope: class_scope, receiver, constructor: None })
         }
@@ -232,22 +215,6 @@ impl<'a> Body<'a> {
         body.visit_body(&self.function.body);
         body.into_parts().0
     }
-}
-
-/// Whether the function is called as written: no decorator but the ones that keep it so.
-pub fn is_plain(function: &ast::StmtFunctionDef) -> bool {
-    function.decorator_list.iter().all(|decorator| {
-        let expr = match &decorator.expression {
-            Expr::Call(call) => call.func.as_ref(),
-            expr => expr,
-        };
-        let last = match expr {
-            Expr::Name(name) => name.id.as_str(),
-            Expr::Attribute(attribute) => attribute.attr.as_str(),
-            _ => return false,
-        };
-        TRANSPARENT_DECORATORS.contains(&last)
-    })
 }
 
 /// Whether the call passes a value capslint knows (a constant, a dict, a node count, a cap...) or keywords

@@ -32,6 +32,7 @@ mod python2;
 mod receivers;
 mod recovery;
 mod resolve;
+mod returns;
 mod rules;
 mod semantic;
 mod site;

@@ -18,6 +18,11 @@ pub trait ProjectLookup {
     /// `Ok(None)` when the project does not define it, the [`Cut`] when a limit stopped the lookup.
     fn value(&self, qualified: &str, caps: &CapNames) -> Result<Option<Resolved<'static>>, Cut>;
 
+    /// What a call of the imported name `qualified` returns, when it is a module-level function of
+    /// another module of the project whose returned value the rules read (a node-wide CPU count), with the
+    /// function's name as the binding; `Ok(None)` otherwise, the [`Cut`] when a limit stopped the lookup.
+    fn returned(&self, qualified: &str, caps: &CapNames) -> Result<Option<Resolved<'static>>, Cut>;
+
     /// The canonical pod operator the imported class `qualified` stands for, when it is a subclass of one
     /// without an `__init__` of its own that may set resources or environment; the [`Cut`] when a limit
     /// stopped the lookup.

@@ -14,6 +14,7 @@ use super::limits::{Cut, Limit, MAX_ALTERNATIVES, MAX_DEPTH};
 use super::lookup::ProjectLookup;
 use super::own_instance;
 use super::paths::{self, TooMany};
+use super::returns;
 pub use super::site::Site;
 pub use super::value::{At, CapNames, DictEntry, DictValue, EntryValue, Resolved, Unknown, Value};
 
@@ -70,6 +71,9 @@ pub struct Resolver<'m, 'a> {
     /// What each class's own `__init__` assigns each attribute a method reads ([`super::own_instance`]),
     /// by the class's address and the attribute.
     own_instances: RefCell<FxHashMap<(usize, &'a str), Option<InitAssignment<'a>>>>,
+    /// The functions of this module whose returned value is being computed (by address): a recursive
+    /// call returns nothing known.
+    returning: RefCell<Vec<usize>>,
 }
 
 impl<'m, 'a> Resolver<'m, 'a> {
@@ -85,6 +89,7 @@ impl<'m, 'a> Resolver<'m, 'a> {
             cut: RefCell::default(),
             frames: None,
             own_instances: RefCell::default(),
+            returning: RefCell::default(),
         }
     }
 
@@ -108,6 +113,7 @@ impl<'m, 'a> Resolver<'m, 'a> {
             cut: RefCell::default(),
             frames: None,
             own_instances: RefCell::default(),
+            returning: RefCell::default(),
         }
     }
 
@@ -398,8 +404,7 @@ impl<'m, 'a> Resolver<'m, 'a> {
         let (_, bindings) = self.model.reaching_bindings(name.id.as_str(), at.scope, at.offset)?;
         let [Binding { kind: BindingKind::Function(function), .. }] = bindings else { return None };
         let scope = self.model.scope_of_node(function.range.start())?;
-        let mut returns = Vec::new();
-        collect_returns(&function.body, &mut returns);
+        let returns = returns::returns_of(function)?;
         let key = (std::ptr::from_ref(*function) as usize, scope, function.range.start());
         self.memoised(&self.names, key, depth, || {
             let mut names = returns
@@ -927,7 +932,10 @@ impl<'m, 'a> Resolver<'m, 'a> {
 
     fn eval_call(&self, call: &'a ast::ExprCall, at: At, depth: u32) -> Resolved<'a> {
         let Some(callee) = self.qualified_name(&call.func, at) else {
-            return self.eval_method_call(call, at, depth);
+            return match self.own_function_returned(call, at, depth) {
+                Some(returned) => returned,
+                None => self.eval_method_call(call, at, depth),
+            };
         };
         let arguments = &call.arguments;
         let first = arguments.args.first();
@@ -1021,10 +1029,82 @@ impl<'m, 'a> Resolver<'m, 'a> {
                     (read, _) => Resolved::of(read),
                 };
             }
+            // A function of another module of the project that returns a node count.
+            name if !libraries::is_known_callee(name)
+                && let Some(returned) = self.project_function_returned(name, call.start()) =>
+            {
+                return returned;
+            }
             // A method of an imported object (`config.settings.get("n_jobs", -1)`).
             _ => return self.eval_method_call(call, at, depth),
         };
         Resolved::of(value)
+    }
+
+    /// What a call of a plain function of this module returns, when the rules read it
+    /// ([`Resolver::returned_by`]); `None` when the callee is no such function.
+    fn own_function_returned(&self, call: &'a ast::ExprCall, at: At, depth: u32) -> Option<Resolved<'a>> {
+        let function = match call.func.as_ref() {
+            Expr::Name(name) => match self.model.reaching_bindings(name.id.as_str(), at.scope, at.offset)? {
+                (_, [Binding { kind: BindingKind::Function(function), .. }]) => *function,
+                _ => return None,
+            },
+            Expr::Attribute(attribute) => {
+                let Expr::Name(receiver) = attribute.value.as_ref() else { return None };
+                let method = attribute.attr.as_str();
+                self.model.own_method(receiver.id.as_str(), method, at.scope, at.offset)?.0
+            }
+            _ => return None,
+        };
+        returns::returns_as_written(function).then(|| self.returned_depth(function, depth))
+    }
+
+    /// What a call of `function`, a function of this module, returns as the rules read it
+    /// ([`returns::node_count_returned`]): computed once per function, with its parameters unbound,
+    /// since what the rules read of it (a node count) holds whatever a call passes. A recursive call
+    /// returns nothing known.
+    pub fn returned_by(&self, function: &'a ast::StmtFunctionDef) -> Resolved<'a> {
+        self.returned_depth(function, 0)
+    }
+
+    fn returned_depth(&self, function: &'a ast::StmtFunctionDef, depth: u32) -> Resolved<'a> {
+        let unknown = || Resolved::of(Value::Unknown(Unknown::Other));
+        let Some(scope) = self.model.scope_of_node(function.range.start()) else { return unknown() };
+        let address = std::ptr::from_ref(function) as usize;
+        if self.returning.borrow().contains(&address) {
+            return unknown();
+        }
+        let key = (address, scope, function.range.start());
+        self.memoised(&self.values, key, depth, || {
+            let Some(values) = returns::returns_of(function) else { return unknown() };
+            if let Some((beyond, _)) = values.get(MAX_ALTERNATIVES) {
+                self.record(Cut::here(Limit::Alternatives, beyond.range()));
+                return unknown();
+            }
+            self.returning.borrow_mut().push(address);
+            let returned: Vec<Resolved<'a>> = values
+                .iter()
+                .map(|(value, offset)| self.eval_depth(value, At { scope, offset: *offset }, depth + 1))
+                .collect();
+            self.returning.borrow_mut().pop();
+            returns::node_count_returned(returned)
+        })
+    }
+
+    /// What a call of the module-level function `qualified` of another module of the project returns,
+    /// when the project's summary of that module knows it ([`returns::node_count_returned`]).
+    fn project_function_returned(&self, qualified: &str, offset: TextSize) -> Option<Resolved<'a>> {
+        let project = self.project?;
+        if !self.spend(MEMO_STEPS, offset) {
+            return None;
+        }
+        match project.returned(qualified, self.caps) {
+            Ok(returned) => returned,
+            Err(cut) => {
+                self.record(cut);
+                None
+            }
+        }
     }
 
     /// `params.copy()` keeps the dict, `params.items()` its pairs; other method calls are unknown.
@@ -1251,35 +1331,6 @@ fn is_builtin(name: &str) -> bool {
 
 /// The values of the `return` statements of a function body, with their offsets; nested functions and
 /// classes have returns of their own.
-fn collect_returns<'a>(body: &'a [ast::Stmt], returns: &mut Vec<(&'a Expr, TextSize)>) {
-    for stmt in body {
-        match stmt {
-            ast::Stmt::Return(ast::StmtReturn { value: Some(value), range, .. }) => {
-                returns.push((value, range.start()));
-            }
-            ast::Stmt::If(ast::StmtIf { body, elif_else_clauses, .. }) => {
-                collect_returns(body, returns);
-                for clause in elif_else_clauses {
-                    collect_returns(&clause.body, returns);
-                }
-            }
-            ast::Stmt::Try(ast::StmtTry { body, handlers, orelse, finalbody, .. }) => {
-                collect_returns(body, returns);
-                for handler in handlers {
-                    let ast::ExceptHandler::ExceptHandler(handler) = handler;
-                    collect_returns(&handler.body, returns);
-                }
-                collect_returns(orelse, returns);
-                collect_returns(finalbody, returns);
-            }
-            ast::Stmt::With(ast::StmtWith { body, .. })
-            | ast::Stmt::For(ast::StmtFor { body, .. })
-            | ast::Stmt::While(ast::StmtWhile { body, .. }) => collect_returns(body, returns),
-            _ => {}
-        }
-    }
-}
-
 /// Whether the `__init__` of a class may set what the pod-operator rules look for (resources or
 /// environment), which a call of the class would then not show.
 pub fn init_sets_pod_arguments(class: &ast::StmtClassDef) -> bool {

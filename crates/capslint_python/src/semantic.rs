@@ -318,6 +318,34 @@ impl<'a> SemanticModel<'a> {
         Some(&bindings[start..])
     }
 
+    /// The method of the enclosing class that `receiver.method` names, read in `scope` at `offset`, when
+    /// `receiver` is the `self` or `cls` parameter of one of the class's methods and the class defines
+    /// the method once; with the class's scope.
+    pub fn own_method(
+        &self,
+        receiver: &str,
+        method: &str,
+        scope: ScopeId,
+        offset: TextSize,
+    ) -> Option<(&'a ast::StmtFunctionDef, ScopeId)> {
+        if !matches!(receiver, "self" | "cls") {
+            return None;
+        }
+        let (method_scope, [Binding { kind: BindingKind::Parameter, .. }]) =
+            self.reaching_bindings(receiver, scope, offset)?
+        else {
+            return None;
+        };
+        let class_scope = self.parent(method_scope)?;
+        if self.scope_kind(method_scope) != ScopeKind::Function || self.scope_kind(class_scope) != ScopeKind::Class {
+            return None;
+        }
+        match self.final_bindings(method, class_scope)? {
+            [Binding { kind: BindingKind::Function(function), .. }] => Some((*function, class_scope)),
+            _ => None,
+        }
+    }
+
     /// Mutations of the dict bound to `name` in `scope` that happen after `after` and before `before`, in
     /// source order.
     pub fn mutations_between(

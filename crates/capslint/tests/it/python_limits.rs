@@ -355,6 +355,33 @@ fn a_getter_with_many_returns_is_followed_to_the_alternatives_limit() {
 }
 
 #[test]
+fn a_count_returned_through_a_chain_of_functions_is_resolved_to_the_depth_limit() {
+    // The count's own call spends one level, each function returning the next one's result one more.
+    assert_cut_beyond(MAX_DEPTH as usize, &["CAP105"], "resolution depth limit", |functions| {
+        let mut text = String::from(
+            "import os\nfrom concurrent.futures import ThreadPoolExecutor\n\n\ndef f0():\n    return os.cpu_count()\n",
+        );
+        for function in 1..functions {
+            text.push_str(&format!("\n\ndef f{function}():\n    return f{}()\n", function - 1));
+        }
+        text.push_str(&format!("\n\nThreadPoolExecutor(max_workers=f{}())\n", functions - 1));
+        lint_chain(&text)
+    });
+}
+
+#[test]
+fn a_function_with_many_returns_is_followed_to_the_alternatives_limit() {
+    assert_cut_beyond(MAX_ALTERNATIVES, &["CAP105"], "definitions followed per name", |returns| {
+        let mut text = String::from("import os\nfrom concurrent.futures import ThreadPoolExecutor\n\n\ndef cores():\n");
+        for branch in 1..returns {
+            text.push_str(&format!("    if os.environ.get(\"POOL_{branch}\"):\n        return os.cpu_count()\n"));
+        }
+        text.push_str("    return os.cpu_count()\n\n\nThreadPoolExecutor(max_workers=cores())\n");
+        lint_chain(&text)
+    });
+}
+
+#[test]
 fn a_value_passed_down_calls_of_the_module_s_functions_is_followed_to_the_call_depth_limit() {
     assert_cut_beyond(MAX_CALL_DEPTH as usize, &["CAP101"], "nested calls", |length| {
         let mut text = String::from("from sklearn.ensemble import RandomForestClassifier\n\n");

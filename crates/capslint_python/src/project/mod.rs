@@ -345,6 +345,25 @@ impl ProjectIndex {
         .clone()
     }
 
+    /// What a call of the module-level function that `qualified`, imported from `from`, is returns, when
+    /// its module's summary knows it ([`summary::ExportedFunction::returns`]). Asked of the module's text
+    /// first, as the prefilter asks it: a module whose code names no word the rules need (a node-wide
+    /// CPU count among them) is not summarised for it.
+    fn returned(&self, from: &Path, qualified: &str, caps: &CapNames) -> Result<Option<Resolved<'static>>, Cut> {
+        match self.locate(from, qualified).as_deref().map(|(path, attributes)| (path, attributes.as_slice())) {
+            Some((path, [_])) if self.passes_prefilter(path, None) => {}
+            _ => return Ok(None),
+        }
+        let mut trail = Vec::new();
+        let Some(found) = self.export(from, qualified, caps, &mut trail)? else { return Ok(None) };
+        Ok(match found.export().filter(|_| trail.len() == 1) {
+            Some(Export::Function(function)) => {
+                function.returns.as_ref().map(|returned| returned.resolved(&found.summary.file))
+            }
+            _ => None,
+        })
+    }
+
     /// The module-level function that `qualified`, imported from `from`, is, with the project as its
     /// module sees it.
     fn function<'p>(
@@ -368,7 +387,8 @@ impl ProjectIndex {
         let Some(found) = self.export(from, qualified, caps, &mut trail)? else { return Ok(None) };
         // Only a function of the module the name is imported from: the prefilter reads that module's text
         // alone ([`ProjectIndex::imports_module_with_findings`]).
-        let Some(Export::Function(def)) = found.export().filter(|_| trail.len() == 1) else { return Ok(None) };
+        let Some(Export::Function(function)) = found.export().filter(|_| trail.len() == 1) else { return Ok(None) };
+        let def = &function.def;
         let module = match self.tree(&found.summary) {
             Ok(module) => module,
             Err(Unread::Limit(limit)) => return Err(self.module_cut(&found.summary.path, limit)),
@@ -613,6 +633,12 @@ impl ProjectLookup for ProjectContext<'_> {
         })
     }
 
+    /// What a call of the imported function `qualified` returns, when the project's summary of its
+    /// module knows it (a node-wide CPU count), with the function's name as the binding.
+    fn returned(&self, qualified: &str, caps: &CapNames) -> Result<Option<Resolved<'static>>, Cut> {
+        self.index.returned(self.file, qualified, caps)
+    }
+
     /// The pod operator the imported class `qualified` subclasses, when the project defines it as a
     /// subclass of one (directly or through other classes of the project) without an `__init__` of its own
     /// that may set resources or environment. The [`Cut`] when the chain of classes passes through more
@@ -668,6 +694,10 @@ struct ModuleContext<'m> {
 impl ProjectLookup for ModuleContext<'_> {
     fn value(&self, qualified: &str, caps: &CapNames) -> Result<Option<Resolved<'static>>, Cut> {
         ProjectContext { index: self.index, file: &self.file }.value(qualified, caps)
+    }
+
+    fn returned(&self, qualified: &str, caps: &CapNames) -> Result<Option<Resolved<'static>>, Cut> {
+        ProjectContext { index: self.index, file: &self.file }.returned(qualified, caps)
     }
 
     fn pod_operator(&self, qualified: &str, caps: &CapNames) -> Result<Option<String>, Cut> {

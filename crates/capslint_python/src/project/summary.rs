@@ -19,6 +19,7 @@ use crate::prescan;
 use crate::project_module::ProjectModule;
 use crate::recovery::Distrusted;
 use crate::resolve::{Resolver, init_sets_pod_arguments};
+use crate::returns;
 use crate::semantic::{Binding, BindingKind, ScopeId, SemanticModel};
 use crate::site::Site;
 use crate::value::{At, CapNames, DictEntry, DictValue, EntryValue, Resolved, Unknown, Value};
@@ -48,9 +49,19 @@ pub enum Export {
     Alias(String),
     /// A class.
     Class(ExportedClass),
-    /// A module-level function, by the range of its `def` (its body is read from the module's tree when a
-    /// call is followed into it).
-    Function(TextRange),
+    /// A module-level function.
+    Function(ExportedFunction),
+}
+
+/// A module-level function: where its `def` is (its body is read from the module's tree when a call is
+/// followed into it), and what a call of it returns when the rules read that value.
+#[derive(Debug)]
+pub struct ExportedFunction {
+    /// The range of the `def`.
+    pub def: TextRange,
+    /// A node-wide CPU count every call returns ([`crate::resolve::Resolver::returned_by`]), defined at
+    /// the function's name; only computed in a module whose text names such a count.
+    pub returns: Option<Exported>,
 }
 
 /// A class: its bases (for pod-operator subclasses) and its attributes (`Defaults.N_JOBS`).
@@ -274,7 +285,9 @@ fn scope_exports<'a>(
         let export = match bindings {
             [Binding { kind: BindingKind::Import(index), .. }] => Some(Export::Alias(model.import_name(*index).into())),
             [Binding { kind: BindingKind::Class(class), .. }] if module => class_export(resolver, text, class),
-            [Binding { kind: BindingKind::Function(function), .. }] if module => Some(Export::Function(function.range)),
+            [Binding { kind: BindingKind::Function(function), .. }] if module => {
+                Some(Export::Function(function_export(resolver, text, function)))
+            }
             _ if bindings
                 .iter()
                 .any(|binding| matches!(binding.kind, BindingKind::Import(_) | BindingKind::Class(_))) =>
@@ -295,6 +308,30 @@ fn scope_exports<'a>(
         }
     }
     exports
+}
+
+/// A module-level function, with what a call of it returns where the module's text names a node-wide CPU
+/// count (no other function can return one: the summary follows no other module).
+fn function_export<'a>(
+    resolver: &Resolver<'_, 'a>,
+    text: &str,
+    function: &'a ast::StmtFunctionDef,
+) -> ExportedFunction {
+    let returns = (returns::returns_as_written(function) && names_a_node_count(text))
+        .then(|| {
+            let (resolved, cut) = resolver.watch(|| resolver.returned_by(function));
+            let value = owned_or_cut(resolver, text, &resolved.value, cut.as_ref(), 0)?;
+            matches!(value, Owned::NodeCpus { .. }).then(|| Exported { value, definition: function.name.range })
+        })
+        .flatten();
+    ExportedFunction { def: function.range, returns }
+}
+
+/// Whether `text` may call a node-wide CPU count ([`crate::libraries::NODE_CPU_COUNT_CALLS`]): each is
+/// spelled with one of these words, however it is imported.
+fn names_a_node_count(text: &str) -> bool {
+    memchr::memmem::find(text.as_bytes(), b"cpu_count").is_some()
+        || memchr::memmem::find(text.as_bytes(), b"sched_getaffinity").is_some()
 }
 
 fn class_export<'a>(resolver: &Resolver<'_, 'a>, text: &str, class: &'a ast::StmtClassDef) -> Option<Export> {
