@@ -75,6 +75,9 @@ struct ModuleWords {
     module: bool,
     /// The module-level functions whose own text passes.
     functions: rustc_hash::FxHashSet<String>,
+    /// Whether the text names a node-wide CPU count ([`summary::names_a_node_count`]): only then can a
+    /// function of the module return one.
+    counts_cpus: bool,
 }
 
 impl ModuleWords {
@@ -82,6 +85,7 @@ impl ModuleWords {
         ModuleWords {
             module: crate::prefilter::may_have_findings(text),
             functions: crate::prefilter::functions_with_findings(text).into_iter().map(str::to_owned).collect(),
+            counts_cpus: summary::names_a_node_count(text),
         }
     }
 }
@@ -242,8 +246,17 @@ impl ProjectIndex {
     /// Whether the text of the module at `path`, or of its function `function`, passes the prefilter;
     /// the module's text is read once and answered for all its functions at once.
     fn passes_prefilter(&self, path: &Path, function: Option<&str>) -> bool {
+        self.words(path).is_some_and(|words| match function {
+            Some(name) => words.functions.contains(name),
+            None => words.module,
+        })
+    }
+
+    /// What the prefilter finds in the text of the module at `path`, read once; `None` when it cannot be
+    /// read.
+    fn words(&self, path: &Path) -> Option<Arc<ModuleWords>> {
         let known = self.prefiltered.read().ok().and_then(|known| known.get(path).cloned());
-        let words = match known {
+        match known {
             Some(words) => words,
             None => {
                 let display = capslint_workspace::discover::display_name(path, &self.cwd);
@@ -257,11 +270,7 @@ impl ProjectIndex {
                 }
                 words
             }
-        };
-        words.is_some_and(|words| match function {
-            Some(name) => words.functions.contains(name),
-            None => words.module,
-        })
+        }
     }
 
     /// Whether `qualified`, imported from `from`, names a top-level class of a module of the project whose
@@ -347,11 +356,11 @@ impl ProjectIndex {
 
     /// What a call of the module-level function that `qualified`, imported from `from`, is returns, when
     /// its module's summary knows it ([`summary::ExportedFunction::returns`]). Asked of the module's text
-    /// first, as the prefilter asks it: a module whose code names no word the rules need (a node-wide
-    /// CPU count among them) is not summarised for it.
+    /// first, as the prefilter asks it: a module whose text names no node-wide CPU count is not
+    /// summarised for it.
     fn returned(&self, from: &Path, qualified: &str, caps: &CapNames) -> Result<Option<Resolved<'static>>, Cut> {
         match self.locate(from, qualified).as_deref().map(|(path, attributes)| (path, attributes.as_slice())) {
-            Some((path, [_])) if self.passes_prefilter(path, None) => {}
+            Some((path, [_])) if self.words(path).is_some_and(|words| words.counts_cpus) => {}
             _ => return Ok(None),
         }
         let mut trail = Vec::new();

@@ -329,7 +329,7 @@ fn function_export<'a>(
 
 /// Whether `text` may call a node-wide CPU count ([`crate::libraries::NODE_CPU_COUNT_CALLS`]): each is
 /// spelled with one of these words, however it is imported.
-fn names_a_node_count(text: &str) -> bool {
+pub fn names_a_node_count(text: &str) -> bool {
     memchr::memmem::find(text.as_bytes(), b"cpu_count").is_some()
         || memchr::memmem::find(text.as_bytes(), b"sched_getaffinity").is_some()
 }
