@@ -29,6 +29,7 @@ mod prescan;
 mod project;
 mod project_module;
 mod python2;
+mod receiver_attributes;
 mod receivers;
 mod recovery;
 mod resolve;

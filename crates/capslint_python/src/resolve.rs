@@ -14,6 +14,7 @@ use super::limits::{Cut, Limit, MAX_ALTERNATIVES, MAX_DEPTH};
 use super::lookup::ProjectLookup;
 use super::own_instance;
 use super::paths::{self, TooMany};
+use super::receiver_attributes;
 use super::returns;
 pub use super::site::Site;
 pub use super::value::{At, CapNames, DictEntry, DictValue, EntryValue, Resolved, Unknown, Value};
@@ -74,6 +75,10 @@ pub struct Resolver<'m, 'a> {
     /// The functions of this module whose returned value is being computed (by address): a recursive
     /// call returns nothing known.
     returning: RefCell<Vec<usize>>,
+    /// What each class's methods assign to their receiver's attributes, by the class's address.
+    receiver_attributes: RefCell<FxHashMap<usize, Rc<receiver_attributes::ClassAttributes<'a>>>>,
+    /// The receiver attributes whose qualified name is being computed, by class address and attribute.
+    naming_attributes: RefCell<Vec<(usize, &'a str)>>,
 }
 
 impl<'m, 'a> Resolver<'m, 'a> {
@@ -90,6 +95,8 @@ impl<'m, 'a> Resolver<'m, 'a> {
             frames: None,
             own_instances: RefCell::default(),
             returning: RefCell::default(),
+            receiver_attributes: RefCell::default(),
+            naming_attributes: RefCell::default(),
         }
     }
 
@@ -114,6 +121,8 @@ impl<'m, 'a> Resolver<'m, 'a> {
             frames: None,
             own_instances: RefCell::default(),
             returning: RefCell::default(),
+            receiver_attributes: RefCell::default(),
+            naming_attributes: RefCell::default(),
         }
     }
 
@@ -333,7 +342,9 @@ impl<'m, 'a> Resolver<'m, 'a> {
                 }
             }
             Expr::Attribute(attribute) => {
-                let mut name = self.raw_qualified_name(&attribute.value, at, depth + 1)?;
+                let Some(mut name) = self.raw_qualified_name(&attribute.value, at, depth + 1) else {
+                    return self.receiver_attribute_name(attribute, at, depth);
+                };
                 name.push('.');
                 name.push_str(attribute.attr.as_str());
                 Some(name)
@@ -381,6 +392,55 @@ impl<'m, 'a> Resolver<'m, 'a> {
             }
             _ => None,
         }
+    }
+
+    /// The qualified name of `self.attribute` read in a method of a class of this module: the one name
+    /// every value the class's methods assign to it has, `None` values aside (`self.nlp = None` in
+    /// `__init__`, `self.nlp = spacy.load(name)` in `load`: `spacy.load()`); none when the values differ or
+    /// another store may change it ([`receiver_attributes`]).
+    fn receiver_attribute_name(&self, attribute: &'a ast::ExprAttribute, at: At, depth: u32) -> Option<String> {
+        let Expr::Name(receiver) = attribute.value.as_ref() else { return None };
+        let (method_scope, [Binding { kind: BindingKind::Parameter, .. }]) =
+            self.model.reaching_bindings(receiver.id.as_str(), at.scope, at.offset)?
+        else {
+            return None;
+        };
+        let class = self.model.class_of(self.model.parent(method_scope)?)?;
+        let is_receiver = class.body.iter().any(|stmt| {
+            matches!(stmt, ast::Stmt::FunctionDef(method)
+                if self.model.scope_of_node(method.range.start()) == Some(method_scope)
+                    && method.parameters.posonlyargs.iter().chain(&method.parameters.args).next()
+                        .is_some_and(|first| first.parameter.name.as_str() == receiver.id.as_str()))
+        });
+        if !is_receiver {
+            return None;
+        }
+        let address = std::ptr::from_ref(class) as usize;
+        let attributes = Rc::clone(
+            self.receiver_attributes
+                .borrow_mut()
+                .entry(address)
+                .or_insert_with(|| Rc::new(receiver_attributes::of_class(class))),
+        );
+        let assigned = attributes.get(attribute.attr.as_str())?.as_ref()?;
+        // An attribute assigned from itself (`pipeline = self.model; ...; self.model = pipeline`) names
+        // nothing more on the way round.
+        let key = (address, attribute.attr.as_str());
+        if self.naming_attributes.borrow().contains(&key) {
+            return None;
+        }
+        self.naming_attributes.borrow_mut().push(key);
+        let values: Vec<_> = assigned.iter().filter(|(_, value, _)| !matches!(value, Expr::NoneLiteral(_))).collect();
+        let mut names = values.iter().take(MAX_ALTERNATIVES).map(|(method, value, offset)| {
+            let scope = self.model.scope_of_node(method.range.start())?;
+            self.raw_qualified_name(value, At { scope, offset: *offset }, depth + 1)
+        });
+        let first = names.next().flatten();
+        let agree = first.is_some() && names.all(|other| other == first);
+        self.naming_attributes.borrow_mut().pop();
+        self.within_alternatives(agree, values.get(MAX_ALTERNATIVES).map(|(_, value, _)| value.range()))
+            .then_some(first)
+            .flatten()
     }
 
     /// A class of this module that subclasses a pod operator stands for that operator

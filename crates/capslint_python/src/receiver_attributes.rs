@@ -1,0 +1,145 @@
+//! What the methods of a class store in an attribute of their receiver (`self.nlp = spacy.load(name)` in
+//! one method, `self.nlp = None` in `__init__`), for the resolver to name the object a method reads back
+//! through it (`self.nlp.pipe(...)`). Only plain assignments to the receiver's attribute count; any other
+//! store of an attribute of that name in the class (unpacking, an augmented assignment, another object's
+//! attribute) makes it unknown.
+
+use ruff_python_ast::visitor::{self, Visitor};
+use ruff_python_ast::{self as ast, Expr, Stmt};
+use ruff_text_size::{Ranged, TextSize};
+use rustc_hash::FxHashMap;
+
+/// What the methods of one class assign to their receiver's attributes, by attribute name: each value
+/// with the method it is in and the offset it is evaluated at, or `None` for an attribute that some other
+/// store may change.
+pub type ClassAttributes<'a> = FxHashMap<&'a str, Option<Vec<Assigned<'a>>>>;
+
+/// One value assigned to a receiver's attribute: the method, the value, and where it is evaluated.
+pub type Assigned<'a> = (&'a ast::StmtFunctionDef, &'a Expr, TextSize);
+
+/// What the methods of `class` assign to the attributes of their receiver (the first parameter of each
+/// method that is not a `staticmethod`), read in one pass over the class.
+pub fn of_class(class: &ast::StmtClassDef) -> ClassAttributes<'_> {
+    let mut attributes: ClassAttributes<'_> = FxHashMap::default();
+    for stmt in &class.body {
+        let Stmt::FunctionDef(method) = stmt else { continue };
+        let receiver = (!is_static(method))
+            .then(|| method.parameters.posonlyargs.iter().chain(&method.parameters.args).next())
+            .flatten()
+            .map(|receiver| receiver.parameter.name.as_str());
+        let mut collector = Collector { receiver, method, attributes: &mut attributes };
+        collector.visit_body(&method.body);
+    }
+    attributes
+}
+
+/// Whether `method` is a `staticmethod`, whose first parameter is no receiver.
+fn is_static(method: &ast::StmtFunctionDef) -> bool {
+    method.decorator_list.iter().any(|decorator| match &decorator.expression {
+        Expr::Name(name) => name.id.as_str() == "staticmethod",
+        Expr::Attribute(attribute) => attribute.attr.as_str() == "staticmethod",
+        _ => false,
+    })
+}
+
+/// Collects one method's plain assignments to its receiver's attributes; any other store of an
+/// attribute makes that attribute unknown.
+struct Collector<'a, 'c> {
+    receiver: Option<&'a str>,
+    method: &'a ast::StmtFunctionDef,
+    attributes: &'c mut ClassAttributes<'a>,
+}
+
+impl<'a> Collector<'a, '_> {
+    /// The attribute `target` sets on the receiver, when it is `<receiver>.<attribute>`.
+    fn receiver_attribute(&self, target: &'a Expr) -> Option<&'a str> {
+        let Expr::Attribute(target) = target else { return None };
+        let Expr::Name(base) = target.value.as_ref() else { return None };
+        (Some(base.id.as_str()) == self.receiver).then_some(target.attr.as_str())
+    }
+
+    fn assigned(&mut self, attribute: &'a str, value: &'a Expr, offset: TextSize) {
+        if let Some(values) = self.attributes.entry(attribute).or_insert_with(|| Some(Vec::new())) {
+            values.push((self.method, value, offset));
+        }
+    }
+}
+
+impl<'a> Visitor<'a> for Collector<'a, '_> {
+    fn visit_stmt(&mut self, stmt: &'a Stmt) {
+        let (target, value) = match stmt {
+            Stmt::Assign(ast::StmtAssign { targets, value, .. }) if targets.len() == 1 => (&targets[0], value),
+            Stmt::AnnAssign(ast::StmtAnnAssign { target, value: Some(value), .. }) => (&**target, value),
+            _ => return visitor::walk_stmt(self, stmt),
+        };
+        match self.receiver_attribute(target) {
+            Some(attribute) => {
+                self.assigned(attribute, value, stmt.start());
+                self.visit_expr(value);
+            }
+            None => visitor::walk_stmt(self, stmt),
+        }
+    }
+
+    fn visit_expr(&mut self, expr: &'a Expr) {
+        if let Expr::Attribute(attribute) = expr
+            && matches!(attribute.ctx, ast::ExprContext::Store | ast::ExprContext::Del)
+        {
+            self.attributes.insert(attribute.attr.as_str(), None);
+        }
+        visitor::walk_expr(self, expr);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use ruff_python_parser::parse_module;
+
+    use super::*;
+
+    fn assigned(source: &str, attribute: &str) -> Option<Vec<String>> {
+        let parsed = parse_module(source).unwrap();
+        let Stmt::ClassDef(class) = &parsed.syntax().body[0] else { panic!("not a class") };
+        of_class(class)
+            .get(attribute)
+            .cloned()
+            .flatten()
+            .map(|values| values.iter().map(|(_, value, _)| source[value.range().to_std_range()].to_string()).collect())
+    }
+
+    #[test]
+    fn plain_assignments_in_every_method_count() {
+        let source = "\
+class Scorer:
+    def __init__(self):
+        self.nlp: Language | None = None
+        self.other = 1
+
+    def load(this, name):
+        if name:
+            this.nlp = spacy.load(name)
+";
+        assert_eq!(assigned(source, "nlp"), Some(vec!["None".into(), "spacy.load(name)".into()]));
+    }
+
+    #[test]
+    fn a_static_method_has_no_receiver() {
+        let source = "class Scorer:\n    @staticmethod\n    def load(model):\n        model.nlp = spacy.load('x')\n";
+        assert_eq!(assigned(source, "nlp"), None);
+    }
+
+    #[test]
+    fn any_other_store_of_the_attribute_makes_it_unknown() {
+        for store in [
+            "self.nlp, x = a, b",
+            "self.nlp += 1",
+            "other.nlp = spacy.blank('en')",
+            "del self.nlp",
+            "for self.nlp in models: pass",
+        ] {
+            let source =
+                format!("class Scorer:\n    def load(self):\n        self.nlp = spacy.load('x')\n        {store}\n");
+            assert_eq!(assigned(&source, "nlp"), None, "{store}");
+        }
+    }
+}
