@@ -102,6 +102,8 @@ pub const PARALLELISM_KEYWORDS: &[&str] = &[
     "processes",
     "max_workers",
     "num_workers",
+    // Hugging Face `datasets` (`Dataset.map`, `filter`, `load_dataset`): a pool of that many processes.
+    "num_proc",
     "inner_max_num_threads",
     "limits",
 ];
