@@ -4,7 +4,6 @@
 //! store of an attribute of that name in the class (unpacking, an augmented assignment, another object's
 //! attribute) makes it unknown.
 
-use ruff_python_ast::visitor::{self, Visitor};
 use ruff_python_ast::{self as ast, Expr, Stmt};
 use ruff_text_size::{Ranged, TextSize};
 use rustc_hash::FxHashMap;
@@ -43,7 +42,8 @@ fn is_static(method: &ast::StmtFunctionDef) -> bool {
 }
 
 /// Collects one method's plain assignments to its receiver's attributes; any other store of an
-/// attribute makes that attribute unknown.
+/// attribute makes that attribute unknown. Stores are targets of statements, so only statements are
+/// walked (a comprehension's `for obj.attr in ...` is not looked for).
 struct Collector<'a, 'c> {
     receiver: Option<&'a str>,
     method: &'a ast::StmtFunctionDef,
@@ -63,31 +63,74 @@ impl<'a> Collector<'a, '_> {
             values.push((self.method, value, offset));
         }
     }
-}
 
-impl<'a> Visitor<'a> for Collector<'a, '_> {
-    fn visit_stmt(&mut self, stmt: &'a Stmt) {
-        let (target, value) = match stmt {
-            Stmt::Assign(ast::StmtAssign { targets, value, .. }) if targets.len() == 1 => (&targets[0], value),
-            Stmt::AnnAssign(ast::StmtAnnAssign { target, value: Some(value), .. }) => (&**target, value),
-            _ => return visitor::walk_stmt(self, stmt),
-        };
-        match self.receiver_attribute(target) {
-            Some(attribute) => {
-                self.assigned(attribute, value, stmt.start());
-                self.visit_expr(value);
+    /// Marks every attribute a target stores into (`a.x, b.y = ...`, `for obj.x in ...`) as unknown.
+    fn store(&mut self, target: &'a Expr) {
+        match target {
+            Expr::Attribute(attribute) => {
+                self.attributes.insert(attribute.attr.as_str(), None);
             }
-            None => visitor::walk_stmt(self, stmt),
+            Expr::Tuple(ast::ExprTuple { elts, .. }) | Expr::List(ast::ExprList { elts, .. }) => {
+                elts.iter().for_each(|element| self.store(element));
+            }
+            Expr::Starred(starred) => self.store(&starred.value),
+            _ => {}
         }
     }
 
-    fn visit_expr(&mut self, expr: &'a Expr) {
-        if let Expr::Attribute(attribute) = expr
-            && matches!(attribute.ctx, ast::ExprContext::Store | ast::ExprContext::Del)
-        {
-            self.attributes.insert(attribute.attr.as_str(), None);
+    fn visit_body(&mut self, body: &'a [Stmt]) {
+        body.iter().for_each(|stmt| self.visit_stmt(stmt));
+    }
+
+    fn visit_stmt(&mut self, stmt: &'a Stmt) {
+        match stmt {
+            Stmt::Assign(ast::StmtAssign { targets, value, .. }) => match targets.as_slice() {
+                [target] if let Some(attribute) = self.receiver_attribute(target) => {
+                    self.assigned(attribute, value, stmt.start());
+                }
+                _ => targets.iter().for_each(|target| self.store(target)),
+            },
+            Stmt::AnnAssign(ast::StmtAnnAssign { target, value, .. }) => {
+                match (self.receiver_attribute(target), value) {
+                    (Some(attribute), Some(value)) => self.assigned(attribute, value, stmt.start()),
+                    (Some(_), None) => {}
+                    _ => self.store(target),
+                }
+            }
+            Stmt::AugAssign(ast::StmtAugAssign { target, .. }) => self.store(target),
+            Stmt::Delete(ast::StmtDelete { targets, .. }) => targets.iter().for_each(|target| self.store(target)),
+            Stmt::For(ast::StmtFor { target, body, orelse, .. }) => {
+                self.store(target);
+                self.visit_body(body);
+                self.visit_body(orelse);
+            }
+            Stmt::While(ast::StmtWhile { body, orelse, .. }) => {
+                self.visit_body(body);
+                self.visit_body(orelse);
+            }
+            Stmt::If(ast::StmtIf { body, elif_else_clauses, .. }) => {
+                self.visit_body(body);
+                elif_else_clauses.iter().for_each(|clause| self.visit_body(&clause.body));
+            }
+            Stmt::With(ast::StmtWith { items, body, .. }) => {
+                items.iter().filter_map(|item| item.optional_vars.as_deref()).for_each(|target| self.store(target));
+                self.visit_body(body);
+            }
+            Stmt::Try(ast::StmtTry { body, handlers, orelse, finalbody, .. }) => {
+                self.visit_body(body);
+                for handler in handlers {
+                    let ast::ExceptHandler::ExceptHandler(handler) = handler;
+                    self.visit_body(&handler.body);
+                }
+                self.visit_body(orelse);
+                self.visit_body(finalbody);
+            }
+            Stmt::Match(ast::StmtMatch { cases, .. }) => cases.iter().for_each(|case| self.visit_body(&case.body)),
+            // A closure inside a method stores through the same receiver.
+            Stmt::FunctionDef(function) => self.visit_body(&function.body),
+            Stmt::ClassDef(class) => self.visit_body(&class.body),
+            _ => {}
         }
-        visitor::walk_expr(self, expr);
     }
 }
 
