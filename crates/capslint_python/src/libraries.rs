@@ -32,6 +32,8 @@ const CANONICAL_PREFIXES: &[(&str, &str)] = &[
     ("multiprocessing.get_context().", "multiprocessing."),
     ("multiprocessing.context.", "multiprocessing."),
     ("multiprocessing.pool.Pool", "multiprocessing.Pool"),
+    // PyTorch's wrapper re-exports the standard module (`from multiprocessing import *`).
+    ("torch.multiprocessing.", "multiprocessing."),
     ("concurrent.futures.process.", "concurrent.futures."),
     ("concurrent.futures.thread.", "concurrent.futures."),
     ("threadpoolctl.ThreadpoolController().limit", "threadpoolctl.threadpool_limits"),
