@@ -159,7 +159,7 @@ pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall, callee: 
             ),
         };
         if let Some((value, path)) = all_cores_path(&resolved, booster)
-            && !(arg == "n_jobs" && runs_only_on_cluster(checker, call, callee))
+            && !(arg == "n_jobs" && (runs_only_on_cluster(checker, call, callee) || evaluates_on_dask(call)))
         {
             let value_at = argument.expr().map(|(expr, _)| expr.range());
             let meaning = meaning(value, booster);
@@ -291,6 +291,15 @@ fn knob_all_path<'a>(resolved: &Resolved<'a>, knob: &PoolKnob) -> Option<(i64, A
     paths(resolved).into_iter().find_map(|path| match path.resolved.value {
         Value::Int(value) if knob.all.matches(value) => Some((value, path)),
         _ => None,
+    })
+}
+
+/// Whether the call hands its evaluation to Dask (`TPOTClassifier(n_jobs=-1, use_dask=True)`): TPOT then
+/// gives `n_jobs` to `dask.compute`, whose distributed scheduler runs the work on the cluster's own
+/// workers, sized where the cluster starts.
+fn evaluates_on_dask(call: &ast::ExprCall) -> bool {
+    call.arguments.find_keyword("use_dask").is_some_and(|keyword| {
+        matches!(keyword.value, Expr::BooleanLiteral(ast::ExprBooleanLiteral { value: true, .. }))
     })
 }
 
