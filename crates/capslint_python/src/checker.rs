@@ -70,6 +70,10 @@ pub struct Checker<'m, 'a> {
     /// CAP003 findings of values the rules needed that resolution stopped following at a limit, reported
     /// once the walk is done (resolution runs where the checker is shared).
     cut_findings: RefCell<Vec<Finding>>,
+    /// CAP106 findings held back until the walk is done: a later statement of the same function (or of
+    /// the module) that starts fresh interpreters, which read the variable, drops them
+    /// ([`super::rules::late_thread_cap`]).
+    pub(crate) late_caps: Vec<super::rules::late_thread_cap::Pending>,
     /// The calls of the module's functions followed so far, shared with the checkers of their bodies.
     pub(crate) followed: Rc<FollowedCalls>,
     /// Whether this checks a function's body for a call, whose findings are moved to the call: their
@@ -114,6 +118,7 @@ impl<'m, 'a> Checker<'m, 'a> {
             pod_templates: None,
             distrusted: None,
             cut_findings: RefCell::default(),
+            late_caps: Vec::new(),
             followed: Rc::default(),
             for_call: false,
             call_arguments: RefCell::default(),
@@ -215,6 +220,9 @@ impl<'m, 'a> Checker<'m, 'a> {
     /// The findings, in the order they were reported, and the operator calls collected for the manifest
     /// rules (in the order of the walk; none unless [`Checker::collect_pod_templates`] was called).
     pub fn into_parts(mut self) -> (Vec<Finding>, Vec<PodTemplateCall>) {
+        for pending in std::mem::take(&mut self.late_caps) {
+            self.report(pending.finding);
+        }
         for finding in self.cut_findings.take() {
             self.report(finding);
         }

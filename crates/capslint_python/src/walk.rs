@@ -46,6 +46,9 @@ impl<'a> Checker<'_, 'a> {
     }
 
     fn check_call(&mut self, call: &'a ast::ExprCall) {
+        if !self.late_caps.is_empty() {
+            rules::late_thread_cap::call(self, call);
+        }
         if !Self::may_matter(call) {
             // A call of a method of the enclosing class names no argument or callee the rules know.
             self.follow_call(call);
