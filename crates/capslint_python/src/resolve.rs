@@ -9,7 +9,7 @@ use ruff_text_size::{Ranged, TextRange, TextSize};
 use rustc_hash::FxHashMap;
 
 use super::budget::Budget;
-use super::calls::{Argument, CallFrames};
+use super::calls::{Argument, CallFrames, decorated_only_by};
 use super::limits::{Cut, Limit, MAX_ALTERNATIVES, MAX_DEPTH};
 use super::lookup::ProjectLookup;
 use super::own_instance;
@@ -694,7 +694,12 @@ impl<'m, 'a> Resolver<'m, 'a> {
             && let Some((scope, [binding])) = self.model.reaching_bindings(base.id.as_str(), at.scope, at.offset)
         {
             match binding.kind {
-                BindingKind::Parameter => return self.instance_attribute(base, scope, attribute, depth),
+                BindingKind::Parameter => {
+                    if let Some(returned) = self.property_returned(base, attribute, at, depth) {
+                        return returned;
+                    }
+                    return self.instance_attribute(base, scope, attribute, depth);
+                }
                 BindingKind::Class(class) => {
                     let Some(class_scope) = self.model.scope_of_node(class.range.start()) else { return unknown };
                     let Some(bindings) = self.model.final_bindings(attribute.attr.as_str(), class_scope) else {
@@ -713,6 +718,21 @@ impl<'m, 'a> Resolver<'m, 'a> {
             }
             _ => unknown,
         }
+    }
+
+    /// `self.workers` read in a method, where the class defines `workers` once as a property
+    /// (`@property`, `@functools.cached_property`): what its getter returns ([`Resolver::returned_by`]).
+    fn property_returned(
+        &self,
+        base: &ast::ExprName,
+        attribute: &'a ast::ExprAttribute,
+        at: At,
+        depth: u32,
+    ) -> Option<Resolved<'a>> {
+        let (getter, _) = self.model.own_method(base.id.as_str(), attribute.attr.as_str(), at.scope, at.offset)?;
+        let is_property =
+            !getter.decorator_list.is_empty() && decorated_only_by(getter, &["property", "cached_property"]);
+        is_property.then(|| self.returned_depth(getter, depth))
     }
 
     /// `self.params` in a method of an instance the walk saw constructed (`Model(params).fit()`): the value
