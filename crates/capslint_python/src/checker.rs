@@ -33,6 +33,19 @@ use capslint_pod_template::PodTemplateCall;
 /// How many lines apart a secondary label may be before it is named instead of drawn.
 const MAX_LABEL_DISTANCE: usize = 6;
 
+/// A finding held back until the walk is done, with where the statement it reports runs: its function
+/// (none at module level) and its offset. A later statement of the walk may drop it
+/// ([`super::rules::late_thread_cap`]).
+#[derive(Debug)]
+pub(crate) struct HeldBack {
+    /// The finding.
+    pub finding: Finding,
+    /// The function the statement runs in, none at module level.
+    pub function: Option<ScopeId>,
+    /// Where the statement is.
+    pub offset: TextSize,
+}
+
 /// The state of the walk and the place where rules report.
 pub struct Checker<'m, 'a> {
     /// Names and values.
@@ -73,7 +86,7 @@ pub struct Checker<'m, 'a> {
     /// CAP106 findings held back until the walk is done: a later statement of the same function (or of
     /// the module) that starts fresh interpreters, which read the variable, drops them
     /// ([`super::rules::late_thread_cap`]).
-    pub(crate) late_caps: Vec<super::rules::late_thread_cap::Pending>,
+    pub(crate) late_caps: Vec<HeldBack>,
     /// The calls of the module's functions followed so far, shared with the checkers of their bodies.
     pub(crate) followed: Rc<FollowedCalls>,
     /// Whether this checks a function's body for a call, whose findings are moved to the call: their
@@ -220,8 +233,8 @@ impl<'m, 'a> Checker<'m, 'a> {
     /// The findings, in the order they were reported, and the operator calls collected for the manifest
     /// rules (in the order of the walk; none unless [`Checker::collect_pod_templates`] was called).
     pub fn into_parts(mut self) -> (Vec<Finding>, Vec<PodTemplateCall>) {
-        for pending in std::mem::take(&mut self.late_caps) {
-            self.report(pending.finding);
+        for held in std::mem::take(&mut self.late_caps) {
+            self.report(held.finding);
         }
         for finding in self.cut_findings.take() {
             self.report(finding);

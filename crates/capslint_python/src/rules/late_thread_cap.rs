@@ -6,22 +6,12 @@
 use ruff_python_ast::{self as ast, Expr};
 use ruff_text_size::{Ranged, TextRange, TextSize};
 
-use crate::checker::Checker;
+use crate::checker::{Checker, HeldBack};
 use crate::env::EnvWrite;
 use crate::libraries::{loaders_of, what_loads};
 use crate::semantic::{ScopeId, ScopeKind};
 use capslint_diagnostics::diagnostic::Finding;
 use capslint_diagnostics::registry::Rule;
-
-/// A CAP106 finding held back until the walk is done, with where its write runs: the function (none at
-/// module level) and the write's offset.
-#[derive(Debug)]
-pub struct Pending {
-    /// The finding.
-    pub finding: Finding,
-    function: Option<ScopeId>,
-    written: TextSize,
-}
 
 /// The calls that start processes running a fresh interpreter, which reads the thread variables again
 /// when it loads the libraries: `subprocess`, `os.exec*` and `os.spawn*`, PyTorch's `spawn` and
@@ -81,11 +71,11 @@ fn starts_fresh_interpreters<'a>(checker: &Checker<'_, 'a>, call: &'a ast::ExprC
 pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall) {
     let function = checker.resolver.model().enclosing_function(checker.scope);
     let start = call.start();
-    if !checker.late_caps.iter().any(|pending| pending.function == function && pending.written < start) {
+    if !checker.late_caps.iter().any(|held| held.function == function && held.offset < start) {
         return;
     }
     if starts_fresh_interpreters(checker, call) {
-        checker.late_caps.retain(|pending| !(pending.function == function && pending.written < start));
+        checker.late_caps.retain(|held| !(held.function == function && held.offset < start));
     }
 }
 
@@ -157,7 +147,7 @@ pub fn env_write(checker: &mut Checker<'_, '_>, write: &EnvWrite<'_>) {
         let finding =
             checker.point_to(finding, import_range, &format!("`{package}` imported here {}", what_loads(&package)));
         let function = model.enclosing_function(checker.scope);
-        checker.late_caps.push(Pending { finding, function, written: write.range.start() });
+        checker.late_caps.push(HeldBack { finding, function, offset: write.range.start() });
         // One finding per write: the first late variable names the problem.
         break;
     }
