@@ -412,21 +412,32 @@ pub fn is_plain(function: &ast::StmtFunctionDef) -> bool {
     decorated_only_by(function, TRANSPARENT_DECORATORS)
 }
 
+/// Whether `function` is decorated with `name`, called or not, by its last name (`@staticmethod`,
+/// `@functools.lru_cache(maxsize=1)` for `lru_cache`).
+pub fn has_decorator(function: &ast::StmtFunctionDef, name: &str) -> bool {
+    function.decorator_list.iter().any(|decorator| decorator_name(&decorator.expression) == Some(name))
+}
+
+/// The last name of a decorator expression, called or not.
+fn decorator_name(expression: &Expr) -> Option<&str> {
+    let expr = match expression {
+        Expr::Call(call) => call.func.as_ref(),
+        expr => expr,
+    };
+    match expr {
+        Expr::Name(name) => Some(name.id.as_str()),
+        Expr::Attribute(attribute) => Some(attribute.attr.as_str()),
+        _ => None,
+    }
+}
+
 /// Whether every decorator of `function` is one of `names` (by its last name, called or not:
 /// `functools.lru_cache(maxsize=1)` is `lru_cache`).
 pub fn decorated_only_by(function: &ast::StmtFunctionDef, names: &[&str]) -> bool {
-    function.decorator_list.iter().all(|decorator| {
-        let expr = match &decorator.expression {
-            Expr::Call(call) => call.func.as_ref(),
-            expr => expr,
-        };
-        let last = match expr {
-            Expr::Name(name) => name.id.as_str(),
-            Expr::Attribute(attribute) => attribute.attr.as_str(),
-            _ => return false,
-        };
-        names.contains(&last)
-    })
+    function
+        .decorator_list
+        .iter()
+        .all(|decorator| decorator_name(&decorator.expression).is_some_and(|name| names.contains(&name)))
 }
 
 #[cfg(test)]

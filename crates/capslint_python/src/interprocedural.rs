@@ -15,7 +15,7 @@ use ruff_python_ast::{self as ast, Expr};
 use ruff_text_size::Ranged;
 use rustc_hash::FxHashSet;
 
-use super::calls::{self, Argument, CallFrames, Instance, Site, is_plain};
+use super::calls::{self, Argument, CallFrames, Instance, Site, has_decorator, is_plain};
 use super::checker::Checker;
 use super::libraries;
 use super::limits::{Cut, Limit, MAX_CALL_DEPTH};
@@ -185,14 +185,6 @@ fn callee<'a>(checker: &Checker<'_, 'a>, call: &'a ast::ExprCall) -> Option<Call
         }
         _ => None,
     }
-}
-
-/// Whether `function` is decorated with `name` (`@staticmethod`).
-fn has_decorator(function: &ast::StmtFunctionDef, name: &str) -> bool {
-    function
-        .decorator_list
-        .iter()
-        .any(|decorator| matches!(&decorator.expression, Expr::Name(decorator) if decorator.id.as_str() == name))
 }
 
 /// A function whose body is walked for a call.

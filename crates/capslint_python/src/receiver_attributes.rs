@@ -8,6 +8,8 @@ use ruff_python_ast::{self as ast, Expr, Stmt};
 use ruff_text_size::{Ranged, TextSize};
 use rustc_hash::FxHashMap;
 
+use super::calls::has_decorator;
+
 /// What the methods of one class assign to their receiver's attributes, by attribute name: each value
 /// with the method it is in and the offset it is evaluated at, or `None` for an attribute that some other
 /// store may change.
@@ -22,7 +24,7 @@ pub fn of_class(class: &ast::StmtClassDef) -> ClassAttributes<'_> {
     let mut attributes: ClassAttributes<'_> = FxHashMap::default();
     for stmt in &class.body {
         let Stmt::FunctionDef(method) = stmt else { continue };
-        let receiver = (!is_static(method))
+        let receiver = (!has_decorator(method, "staticmethod"))
             .then(|| method.parameters.posonlyargs.iter().chain(&method.parameters.args).next())
             .flatten()
             .map(|receiver| receiver.parameter.name.as_str());
@@ -30,15 +32,6 @@ pub fn of_class(class: &ast::StmtClassDef) -> ClassAttributes<'_> {
         collector.visit_body(&method.body);
     }
     attributes
-}
-
-/// Whether `method` is a `staticmethod`, whose first parameter is no receiver.
-fn is_static(method: &ast::StmtFunctionDef) -> bool {
-    method.decorator_list.iter().any(|decorator| match &decorator.expression {
-        Expr::Name(name) => name.id.as_str() == "staticmethod",
-        Expr::Attribute(attribute) => attribute.attr.as_str() == "staticmethod",
-        _ => false,
-    })
 }
 
 /// Collects one method's plain assignments to its receiver's attributes; any other store of an

@@ -400,21 +400,7 @@ impl<'m, 'a> Resolver<'m, 'a> {
     /// another store may change it ([`receiver_attributes`]).
     fn receiver_attribute_name(&self, attribute: &'a ast::ExprAttribute, at: At, depth: u32) -> Option<String> {
         let Expr::Name(receiver) = attribute.value.as_ref() else { return None };
-        let (method_scope, [Binding { kind: BindingKind::Parameter, .. }]) =
-            self.model.reaching_bindings(receiver.id.as_str(), at.scope, at.offset)?
-        else {
-            return None;
-        };
-        let class = self.model.class_of(self.model.parent(method_scope)?)?;
-        let is_receiver = class.body.iter().any(|stmt| {
-            matches!(stmt, ast::Stmt::FunctionDef(method)
-                if self.model.scope_of_node(method.range.start()) == Some(method_scope)
-                    && method.parameters.posonlyargs.iter().chain(&method.parameters.args).next()
-                        .is_some_and(|first| first.parameter.name.as_str() == receiver.id.as_str()))
-        });
-        if !is_receiver {
-            return None;
-        }
+        let class = self.model.class_of(self.model.receiver_class(receiver.id.as_str(), at.scope, at.offset)?)?;
         let address = std::ptr::from_ref(class) as usize;
         let attributes = Rc::clone(
             self.receiver_attributes

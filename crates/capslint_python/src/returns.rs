@@ -43,7 +43,7 @@ pub fn node_count_returned<'a>(returned: impl IntoIterator<Item = Resolved<'a>>)
     for resolved in returned {
         for path in paths::paths(&resolved) {
             match path.resolved.value {
-                Value::Unknown(_) | Value::Capped | Value::OneOf(_) => return unknown(),
+                Value::Unknown(_) | Value::Capped => return unknown(),
                 // The count's own call is what a label shows; a name the return read it through is the
                 // function's business.
                 value @ Value::NodeCpus { .. } if node.is_none() => node = Some(Resolved::of(value)),

@@ -318,16 +318,9 @@ impl<'a> SemanticModel<'a> {
         Some(&bindings[start..])
     }
 
-    /// The method of the enclosing class that `receiver.method` names, read in `scope` at `offset`, when
-    /// `receiver` is the `self` or `cls` parameter of one of the class's methods and the class defines
-    /// the method once; with the class's scope.
-    pub fn own_method(
-        &self,
-        receiver: &str,
-        method: &str,
-        scope: ScopeId,
-        offset: TextSize,
-    ) -> Option<(&'a ast::StmtFunctionDef, ScopeId)> {
+    /// The scope of the class whose method has `receiver` (`self` or `cls`) as a parameter, read in
+    /// `scope` at `offset`.
+    pub fn receiver_class(&self, receiver: &str, scope: ScopeId, offset: TextSize) -> Option<ScopeId> {
         if !matches!(receiver, "self" | "cls") {
             return None;
         }
@@ -337,9 +330,21 @@ impl<'a> SemanticModel<'a> {
             return None;
         };
         let class_scope = self.parent(method_scope)?;
-        if self.scope_kind(method_scope) != ScopeKind::Function || self.scope_kind(class_scope) != ScopeKind::Class {
-            return None;
-        }
+        (self.scope_kind(method_scope) == ScopeKind::Function && self.scope_kind(class_scope) == ScopeKind::Class)
+            .then_some(class_scope)
+    }
+
+    /// The method of the enclosing class that `receiver.method` names, read in `scope` at `offset`, when
+    /// `receiver` is the `self` or `cls` parameter of one of the class's methods
+    /// ([`SemanticModel::receiver_class`]) and the class defines the method once; with the class's scope.
+    pub fn own_method(
+        &self,
+        receiver: &str,
+        method: &str,
+        scope: ScopeId,
+        offset: TextSize,
+    ) -> Option<(&'a ast::StmtFunctionDef, ScopeId)> {
+        let class_scope = self.receiver_class(receiver, scope, offset)?;
         match self.final_bindings(method, class_scope)? {
             [Binding { kind: BindingKind::Function(function), .. }] => Some((*function, class_scope)),
             _ => None,
