@@ -74,11 +74,6 @@ pub struct PythonOutcome {
 /// ([`capslint_cpu::thread_variables::read_at_load`]) they make up
 /// [`prefilter_words`].
 const PREFILTER_BASE_WORDS: &[&str] = &[
-    // Thread-count keywords and dict keys (CAP101, CAP102, CAP105).
-    "n_jobs",
-    "thread_count",
-    "num_thread",
-    "nthread",
     // The same as command-line options (`--n-jobs`), whose destination argparse and click derive.
     "n-jobs",
     "thread-count",
@@ -98,6 +93,11 @@ const PREFILTER_BASE_WORDS: &[&str] = &[
     "CAP1",
     "CAP2",
 ];
+
+/// Thread-count keywords and dict keys (CAP101, CAP102, CAP105): words that count unless the match is a
+/// whole thread-count keyword given a positive integer or `None` (`n_jobs=2,`), which no rule reports
+/// without another word (see [`prefilter`]'s `Role::CountKeyword`).
+pub const PREFILTER_COUNT_KEYWORDS: &[&str] = &["n_jobs", "thread_count", "num_thread", "nthread"];
 
 /// Words the rules read only as a whole name (spaCy's `n_process` keyword, or a dict key): a file holds
 /// one only where it does not end a longer name (`gaussian_process` is not one).
@@ -141,8 +141,9 @@ pub const PREFILTER_WORD_PAIRS: &[(&str, &str)] = &[("Operator", "task_id")];
 /// Environment writes matter only for a load-time variable (CAP106), whose name must be a string literal in
 /// the file, or for a CPU count (CAP105: `cpu_count`), so the variable names stand in for `environ`.
 pub fn prefilter_words() -> Vec<&'static str> {
-    PREFILTER_BASE_WORDS
+    PREFILTER_COUNT_KEYWORDS
         .iter()
+        .chain(PREFILTER_BASE_WORDS)
         .chain(PREFILTER_WHOLE_NAMES)
         .chain(PREFILTER_IMPORTED)
         .copied()

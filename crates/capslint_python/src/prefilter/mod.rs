@@ -36,27 +36,47 @@ enum Role {
     /// the `(` follows the name, after blanks, line breaks, continuations or comments if any (Python
     /// reads `@task.kubernetes (image=...)` as the call too).
     Called,
+    /// A thread-count keyword (`n_jobs`, also inside `num_threads`): the text matches unless the whole
+    /// name holding the match is a thread-count keyword given a positive integer or `None` as an
+    /// argument, a parameter's default or a store (`n_jobs=2,`, `num_threads = None)`): see
+    /// [`is_settled_count_at`].
+    CountKeyword,
     /// A library's package or one of its entry points, which a file reaches only through an import, an
     /// attribute or a string: the text matches where the name it is part of follows a `.` or a quote,
     /// or where an import statement holds it (or any star import is made).
     Module,
 }
 
+/// The words of a [`WordSearch`], by what a match of each means.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Vocabulary<'w> {
+    /// Words that match wherever they are (a word ending with `(` where it is called).
+    pub words: &'w [&'w str],
+    /// Words that match where they do not continue a name ([`Role::WholeName`]).
+    pub whole_names: &'w [&'w str],
+    /// Thread-count keywords ([`Role::CountKeyword`]).
+    pub count_keywords: &'w [&'w str],
+    /// Packages and entry points, where the text can reach them ([`Role::Module`]).
+    pub modules: &'w [&'w str],
+    /// Pairs of words that match together.
+    pub pairs: &'w [(&'w str, &'w str)],
+}
+
 impl WordSearch {
     /// A search for any of `words`.
     pub fn new(words: &[&str]) -> Self {
-        Self::with_pairs(words, &[], &[])
+        Self::of(Vocabulary { words, ..Vocabulary::default() })
     }
 
     /// A search for any of `words`, any of `whole_names` where it does not continue a name, or both
     /// words of one of `pairs`.
     pub fn with_pairs(words: &[&str], whole_names: &[&str], pairs: &[(&str, &str)]) -> Self {
-        Self::with_roles(words, whole_names, &[], pairs)
+        Self::of(Vocabulary { words, whole_names, pairs, ..Vocabulary::default() })
     }
 
-    /// [`WordSearch::with_pairs`], and any of `modules` where the text can reach that package or entry
-    /// point (see [`Role::Module`]).
-    pub fn with_roles(words: &[&str], whole_names: &[&str], modules: &[&str], pairs: &[(&str, &str)]) -> Self {
+    /// A search for the words of `vocabulary`, each matching as its role says.
+    pub fn of(vocabulary: Vocabulary<'_>) -> Self {
+        let Vocabulary { words, whole_names, count_keywords, modules, pairs } = vocabulary;
         assert!(pairs.len() * 2 <= 64, "pair words fit the bit set of a search");
         let mut patterns: Vec<&str> = Vec::new();
         let mut roles = Vec::new();
@@ -74,6 +94,8 @@ impl WordSearch {
         }
         patterns.extend(whole_names);
         roles.extend(whole_names.iter().map(|_| Role::WholeName));
+        patterns.extend(count_keywords);
+        roles.extend(count_keywords.iter().map(|_| Role::CountKeyword));
         patterns.extend(modules);
         roles.extend(modules.iter().map(|_| Role::Module));
         for (index, (first, second)) in pairs.iter().enumerate() {
@@ -111,6 +133,7 @@ impl WordSearch {
             Role::Called => Some((spelling::is_called_at(bytes, found.end()), found.end())),
             Role::WholeName if continues_a_name(bytes, found.start()) => Some((false, found.start() + 1)),
             Role::WholeName => Some((true, found.end())),
+            Role::CountKeyword => Some((!is_settled_count_at(bytes, found.start(), found.end()), found.end())),
             Role::PairWord(_) | Role::Module => None,
         }
     }
@@ -158,7 +181,7 @@ impl WordSearch {
                 continue;
             }
             match self.roles[found.pattern().as_usize()] {
-                Role::Word | Role::Called | Role::WholeName => {}
+                Role::Word | Role::Called | Role::WholeName | Role::CountKeyword => {}
                 Role::PairWord(bit) => {
                     seen |= 1 << bit;
                     let pair = 0b11 << (bit & !1);
@@ -200,6 +223,38 @@ impl WordSearch {
             false
         })
     }
+}
+
+/// Whether the match of a thread-count word at `start..end` of `bytes` is a whole thread-count keyword
+/// ([`capslint_cpu::keywords::is_thread_count_keyword`]: `n_jobs`, not `effective_n_jobs` nor `cv_n_jobs`)
+/// given a literal that ends there: the name, `=` (not `==`, `+=`, `:=`), a positive integer (digits
+/// not starting with `0`, which XGBoost and native LightGBM read as "all cores") or `None`, then `,`,
+/// `)` or `;`, with blanks of one line between. Whatever holds such text (a call's keyword, a
+/// parameter's default, a store such as `a, n_jobs = 2, -1`), the keyword receives that value, or the
+/// name is stored and only a read of it (another match, which counts) passes a value on. No rule
+/// reports such a value on its own: CAP103 (any count but 1 on joblib's entry points), CAP102 (`None`
+/// on a booster) and CAP101 (`None` inside a joblib backend block) need a callee or a block named by
+/// words of their own. A line break or a comment ends nothing here: inside brackets the expression
+/// goes on (`n_jobs=2  # two` then `- 3)`), so the match counts.
+fn is_settled_count_at(bytes: &[u8], start: usize, end: usize) -> bool {
+    let is_blank = |byte: &u8| matches!(byte, b' ' | b'\t');
+    let name_end = end + bytes[end..].iter().take_while(|byte| is_name_byte(**byte)).count();
+    let Ok(name) = std::str::from_utf8(&bytes[start..name_end]) else { return false };
+    if continues_a_name(bytes, start) || !capslint_cpu::keywords::is_thread_count_keyword(name) {
+        return false;
+    }
+    let skip_blanks = |from: usize| from + bytes[from..].iter().take_while(|byte| is_blank(byte)).count();
+    let equals = skip_blanks(name_end);
+    if bytes.get(equals) != Some(&b'=') {
+        return false;
+    }
+    let literal = skip_blanks(equals + 1);
+    let literal_end = match bytes.get(literal) {
+        Some(b'1'..=b'9') => literal + bytes[literal..].iter().take_while(|byte| byte.is_ascii_digit()).count(),
+        Some(b'N') if bytes[literal..].starts_with(b"None") => literal + "None".len(),
+        _ => return false,
+    };
+    matches!(bytes.get(skip_blanks(literal_end)), Some(b',' | b')' | b';'))
 }
 
 /// Where the name holding byte `at` starts (`ProcessPoolExecutor` for `Pool`), looked for back to
@@ -263,14 +318,19 @@ fn python_prefilter() -> &'static WordSearch {
     SEARCH.get_or_init(|| {
         let words: Vec<&str> = crate::prefilter_words()
             .into_iter()
-            .filter(|word| !crate::PREFILTER_WHOLE_NAMES.contains(word) && !crate::PREFILTER_IMPORTED.contains(word))
+            .filter(|word| {
+                ![crate::PREFILTER_WHOLE_NAMES, crate::PREFILTER_COUNT_KEYWORDS, crate::PREFILTER_IMPORTED]
+                    .iter()
+                    .any(|role| role.contains(word))
+            })
             .collect();
-        WordSearch::with_roles(
-            &words,
-            crate::PREFILTER_WHOLE_NAMES,
-            crate::PREFILTER_IMPORTED,
-            crate::PREFILTER_WORD_PAIRS,
-        )
+        WordSearch::of(Vocabulary {
+            words: &words,
+            whole_names: crate::PREFILTER_WHOLE_NAMES,
+            count_keywords: crate::PREFILTER_COUNT_KEYWORDS,
+            modules: crate::PREFILTER_IMPORTED,
+            pairs: crate::PREFILTER_WORD_PAIRS,
+        })
     })
 }
 
@@ -278,9 +338,19 @@ fn python_prefilter() -> &'static WordSearch {
 fn function_prefilter() -> &'static WordSearch {
     static SEARCH: OnceLock<WordSearch> = OnceLock::new();
     SEARCH.get_or_init(|| {
-        let words: Vec<&str> =
-            crate::prefilter_words().into_iter().filter(|word| !crate::PREFILTER_WHOLE_NAMES.contains(word)).collect();
-        WordSearch::with_pairs(&words, crate::PREFILTER_WHOLE_NAMES, crate::PREFILTER_WORD_PAIRS)
+        let words: Vec<&str> = crate::prefilter_words()
+            .into_iter()
+            .filter(|word| {
+                ![crate::PREFILTER_WHOLE_NAMES, crate::PREFILTER_COUNT_KEYWORDS].iter().any(|role| role.contains(word))
+            })
+            .collect();
+        WordSearch::of(Vocabulary {
+            words: &words,
+            whole_names: crate::PREFILTER_WHOLE_NAMES,
+            count_keywords: crate::PREFILTER_COUNT_KEYWORDS,
+            pairs: crate::PREFILTER_WORD_PAIRS,
+            ..Vocabulary::default()
+        })
     })
 }
 
@@ -445,7 +515,58 @@ mod tests {
         assert!(may_have_findings(&format!("{documented}fit(None)  # noqa: CAP101\n")));
         assert!(may_have_findings(&format!("{documented}f(**{{\"n_\" \"jobs\": -1}})\n")));
         // A text the prose scan cannot read with certainty is searched whole.
-        assert!(may_have_findings(&format!("{documented}x = f'{{d[\"k\"]}}'\n")));
+        assert!(may_have_findings(&format!("{documented}x = f'''{{y  # c\n}}'''\n")));
+    }
+
+    #[test]
+    fn a_thread_count_given_a_literal_no_rule_reports_lets_no_file_through() {
+        for text in [
+            "cross_validate(model, X, y, n_jobs=2)\n",
+            "Ridge(n_jobs=None, alpha=1)\n",
+            "def fit(X, n_jobs=1, verbose=0):\n    pass\n",
+            "params = dict(num_threads = 4, seed=0)\n",
+            "m = f(nthread=8); g(thread_count=16)\n",
+            "model = Ridge(\n    n_jobs=2,\n)\n",
+            // Prose around it changes nothing.
+            "def fit(X):\n    \"\"\"n_jobs : int, default=None\"\"\"\n    return f(X, n_jobs=2)  # two\n",
+        ] {
+            assert!(!may_have_findings(text), "{text}");
+            assert!(!function_may_have_findings(&format!("def f():\n    {}", text.trim_start()), "f"), "{text}");
+        }
+        for text in [
+            "f(n_jobs=-1)\n",
+            "f(n_jobs=0)\n",
+            "f(nthread=0)\n",
+            "f(n_jobs=2 if fast else -1)\n",
+            "f(n_jobs=1 - 2)\n",
+            "f(n_jobs=2.0)\n",
+            "f(n_jobs=0x2)\n",
+            "f(n_jobs=1_0)\n",
+            "f(n_jobs=(2))\n",
+            "f(n_jobs=Nonesuch)\n",
+            "f(n_jobs=n_jobs)\n",
+            // A line break or a comment ends nothing inside brackets: the expression may go on.
+            "f(n_jobs=2  # two\n  - 3)\n",
+            "f(n_jobs=2\n  - 3)\n",
+            "f(n_jobs=\n    2)\n",
+            "n_jobs = 2\n",
+            // Reads, comparisons, augmented stores, annotations, prefixed fields, dict keys.
+            "x = self.n_jobs\n",
+            "if n_jobs == 2:\n    pass\n",
+            "n_jobs += 2;\n",
+            "def f(n_jobs: int = 2): pass\n",
+            "f(cv_n_jobs=2)\n",
+            "effective_n_jobs(2)\n",
+            "f(**{\"n_jobs\": 2})\n",
+            // A positive literal on joblib's entry points, or another word beside it.
+            "from joblib import Parallel\nParallel(n_jobs=2)(tasks)\n",
+            "import xgboost\nxgboost.XGBRegressor(n_jobs=None)\n",
+            "f(num_threads=2, n_jobs=n)\n",
+            // Spelled indirectly.
+            "f(**{\"n_\" \"jobs\": -1})\n",
+        ] {
+            assert!(may_have_findings(text), "{text}");
+        }
     }
 
     #[test]

@@ -215,12 +215,21 @@ fn escaped_end(bytes: &[u8], at: usize) -> Option<usize> {
     }
 }
 
+/// How deeply f- and t-strings may nest inside one another's replacement fields for the scan to read
+/// them; deeper, it gives up.
+const MAX_NESTED_INTERPOLATIONS: usize = 8;
+
 /// Where the f- or t-string opened at `quote_at` ends, past its closing quotes; `None` when it is left
-/// open or the scan cannot be sure: a replacement field that holds a quote, a `#` or a backslash (Python
-/// 3.12 reads nested strings and comments there), a line break in a field of a single-quoted literal, or
-/// a backslash before a brace or `N` (whether a brace then opens a field depends on the version and on
-/// the prefix).
+/// open or the scan cannot be sure: a replacement field that holds a `#` or a backslash outside a nested
+/// string, a line break in a field of a single-quoted literal, a backslash before a brace or `N` (whether
+/// a brace then opens a field depends on the version and on the prefix), or strings nested deeper than
+/// [`MAX_NESTED_INTERPOLATIONS`].
 fn interpolated_string_end(bytes: &[u8], quote_at: usize) -> Option<usize> {
+    interpolated_string_end_nested(bytes, quote_at, 0)
+}
+
+/// [`interpolated_string_end`] for a literal nested `nesting` replacement fields deep.
+fn interpolated_string_end_nested(bytes: &[u8], quote_at: usize, nesting: usize) -> Option<usize> {
     let (quote, triple) = opening(bytes, quote_at);
     let mut at = quote_at + if triple { 3 } else { 1 };
     loop {
@@ -234,7 +243,7 @@ fn interpolated_string_end(bytes: &[u8], quote_at: usize) -> Option<usize> {
             b'\n' | b'\r' if !triple => return None,
             b'{' if bytes.get(at + 1) == Some(&b'{') => at += 2,
             b'}' if bytes.get(at + 1) == Some(&b'}') => at += 2,
-            b'{' => at = replacement_field_end(bytes, at, triple)?,
+            b'{' => at = replacement_field_end(bytes, at, triple, nesting)?,
             b'}' => return None,
             byte if byte == quote && !triple => return Some(at + 1),
             byte if byte == quote && bytes[at..].starts_with(&[quote; 3]) => return Some(at + 3),
@@ -244,8 +253,11 @@ fn interpolated_string_end(bytes: &[u8], quote_at: usize) -> Option<usize> {
 }
 
 /// Where the replacement field opened by the `{` at `at` ends, past its `}`: its brackets (and the
-/// nested fields of its format spec) balanced, without quotes, comments or backslashes inside.
-fn replacement_field_end(bytes: &[u8], at: usize, triple: bool) -> Option<usize> {
+/// nested fields of its format spec) balanced, without comments or backslashes outside the strings it
+/// holds. A string in the field (`f"{', '.join(names)}"`, and since Python 3.12 one in the enclosing
+/// quote, as the parser reads it) is read whole, an f- or t-string with its own fields; in a field of a
+/// single-quoted literal it may not span lines.
+fn replacement_field_end(bytes: &[u8], at: usize, triple: bool, nesting: usize) -> Option<usize> {
     let mut depth = 0usize;
     let mut index = at;
     loop {
@@ -257,7 +269,22 @@ fn replacement_field_end(bytes: &[u8], at: usize, triple: bool) -> Option<usize>
                     return (bytes[index] == b'}').then_some(index + 1);
                 }
             }
-            b'"' | b'\'' | b'#' | b'\\' => return None,
+            b'"' | b'\'' => {
+                let prefix_length = bytes[..index].iter().rev().take_while(|byte| is_name_byte(**byte)).count();
+                let end = match Prefix::of(&bytes[index - prefix_length..index]) {
+                    Some(prefix) if prefix.interpolated && nesting < MAX_NESTED_INTERPOLATIONS => {
+                        interpolated_string_end_nested(bytes, index, nesting + 1)?
+                    }
+                    Some(prefix) if prefix.interpolated => return None,
+                    _ => string_end(bytes, index)?,
+                };
+                if !triple && memchr::memchr2(b'\n', b'\r', &bytes[index..end]).is_some() {
+                    return None;
+                }
+                index = end;
+                continue;
+            }
+            b'#' | b'\\' => return None,
             b'\n' | b'\r' if !triple => return None,
             _ => {}
         }
@@ -382,10 +409,13 @@ mod tests {
     #[test]
     fn what_the_scan_cannot_read_with_certainty_is_searched_whole() {
         for text in [
-            // Nested strings, comments and backslashes in replacement fields (Python 3.12).
-            "f'{d[\"n_jobs\"]}'\n",
+            // Comments and backslashes outside strings in replacement fields (Python 3.12).
             "f'''{x # n_jobs\n}'''\n",
-            "f'{\"\\n\".join(x)}'\n",
+            "f'{x \\\n}'\n",
+            // A string that spans lines in a field of a single-quoted literal.
+            "f'{\"\"\"a\nb\"\"\"}'\n",
+            // Left open inside a field.
+            "f'{\"n_jobs}'\n",
             // A backslash before a brace or a named character.
             "f'\\{x}'\n",
             "f'\\N{DASH} n_jobs'\n",
@@ -398,6 +428,27 @@ mod tests {
             "'a\rn_jobs'\n",
         ] {
             assert_eq!(prose_ranges(text), None, "in {text:?}");
+        }
+        // f-strings nested deeper than the scan reads.
+        let deep = format!("{}x{}\n", "f'{".repeat(12), "}'".repeat(12));
+        assert_eq!(prose_ranges(&deep), None);
+    }
+
+    #[test]
+    fn strings_in_replacement_fields_are_read_whole() {
+        for text in [
+            "f'{d[\"n_jobs\"]}'\n",
+            "f'{d['n_jobs']}'\n",
+            "f\"{', '.join(names)} n_jobs\"\n",
+            "def f():\n    \"\"\"Doc.\"\"\"\n    raise ValueError(f\"{', '.join(x)!r} n_jobs\")\n",
+            "f'{\"\\n\".join(x)}'\n",
+            "f'{f\"{x['a']}\"} n_jobs'\n",
+            "f'''{\"\"\"a\nb\"\"\"} n_jobs'''\n",
+            "f'{x:{\">\"}10} n_jobs'\n",
+            "x = f'{rf\"{y}\\d\"}'  # n_jobs\n",
+        ] {
+            assert!(prose_ranges(text).is_some(), "not read: {text:?}");
+            assert_same_prose(text);
         }
     }
 
@@ -498,6 +549,11 @@ mod tests {
             ".upper()",
             "!r",
             "\\N{DASH}",
+            // Strings nested in replacement fields.
+            "{'",
+            "'}",
+            "{\"",
+            "\"}",
             "def f():\n    ",
             "if x:\n    ",
             "1",
