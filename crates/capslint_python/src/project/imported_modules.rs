@@ -5,23 +5,89 @@
 //! parentheses, gives the dotted names a call through it may resolve to; strings and comments that
 //! merely look like imports only let a file through that the search would otherwise have dropped.
 
-/// Whether `found` holds for one of the dotted names the imports of `text` bind or name: for
-/// `from M import a, b`, `M.a` and `M.b` (a call can reach only those: a function of `M`, or a module of
-/// the package `M`); for `import M.N`, `M` and `M.N`. Relative modules keep their leading dots. The names
-/// are offered in the order the text holds them, and the search stops at the first that `found` accepts.
-/// One buffer holds each statement and one each name: nothing is allocated per import.
-pub fn any_imported_name(text: &str, mut found: impl FnMut(&str) -> bool) -> bool {
+/// Whether `found` holds for one of the dotted names the imports of `text` bind or name, outside the
+/// packages `installed` holds for: for `from M import a, b`, `M.a` and `M.b` (a call can reach only
+/// those: a function of `M`, or a module of the package `M`); for `import M.N`, `M` and `M.N`. Relative
+/// modules keep their leading dots. `found` must hold for no name whose top-level package `installed`
+/// holds for (`numpy.linalg`, not `.utils` nor `utils.gcp`): a one-line statement that imports only
+/// from such packages (`from numpy.linalg import norm, svd`, `import numpy as np, scipy`) is passed over
+/// without being read into names, as most of a file's imports are; the names of the other statements
+/// are offered in the order the text holds them, and the search stops at the first that `found`
+/// accepts. One buffer holds each statement and one each name: nothing is allocated per import.
+pub fn any_imported_name_outside(
+    text: &str,
+    installed: impl Fn(&str) -> bool,
+    mut found: impl FnMut(&str) -> bool,
+) -> bool {
     let mut name = String::new();
-    any_import_statement(text, |statement| statement_names(statement, &mut name, &mut found))
+    any_statement_unless(
+        text,
+        |line_start, at| installed_only_line_end(text, line_start, at, &installed),
+        |statement| statement_names(statement, &mut name, &mut found),
+    )
 }
 
-/// Whether `found` holds for one of the import statements of `text`, each read as [`any_imported_name`]
-/// reads it: its logical line, comments dropped, continued and parenthesised lines joined, split at `;`.
-pub fn any_import_statement(text: &str, mut found: impl FnMut(&str) -> bool) -> bool {
+/// Where the line of the import statement whose `import` is at `at` (on the line starting at
+/// `line_start`) ends, when that statement is the whole line (no continuation from the line above, no
+/// `;`, `\` or bracket before its comment) and imports only modules whose top-level package `installed`
+/// holds for: `import numpy as np, scipy.sparse`, `from numpy.linalg import norm as n, svd`.
+fn installed_only_line_end(
+    text: &str,
+    line_start: usize,
+    at: usize,
+    installed: &impl Fn(&str) -> bool,
+) -> Option<usize> {
+    let bytes = text.as_bytes();
+    let above = line_start.checked_sub(1).map(|newline| &bytes[..newline]);
+    let continued = above.is_some_and(|above| above.strip_suffix(b"\r").unwrap_or(above).ends_with(b"\\"));
+    let line_end = memchr::memchr(b'\n', &bytes[at..]).map_or(text.len(), |end| at + end);
+    let line = uncommented(&text[line_start..line_end]);
+    let keyword_end = at - line_start + "import".len();
+    let is_keyword = line.as_bytes().get(keyword_end).is_some_and(|byte| matches!(byte, b' ' | b'\t'));
+    if continued || !is_keyword || line.bytes().any(|byte| matches!(byte, b';' | b'\\' | b'(' | b'[' | b'{' | b'\r')) {
+        return None;
+    }
+    let installed_module = |module: &str| {
+        !module.starts_with('.')
+            && module.split('.').next().is_some_and(|package| !package.is_empty() && installed(package))
+    };
+    let mut before = line[..at - line_start].split_whitespace();
+    let only_installed = match (before.next(), before.next(), before.next()) {
+        // `import` opens the line: every module of its list (`a.b as c`).
+        (None, ..) => {
+            line[keyword_end..].split(',').all(|item| item.split_whitespace().next().is_some_and(installed_module))
+        }
+        // `from M import ...`: every name it gives is an attribute or a module of `M`.
+        (Some("from"), Some(module), None) => installed_module(module),
+        _ => false,
+    };
+    only_installed.then_some(line_end)
+}
+
+/// Whether `found` holds for one of the import statements of `text`, each read as
+/// [`any_imported_name_outside`] reads it: its logical line, comments dropped, continued and
+/// parenthesised lines joined, split at `;`.
+pub fn any_import_statement(text: &str, found: impl FnMut(&str) -> bool) -> bool {
+    any_statement_unless(text, |_, _| None, found)
+}
+
+/// [`any_import_statement`], passing over the statements `passed_over` gives an end for (asked with the
+/// start of the line and the offset of the `import`), up to that end.
+fn any_statement_unless(
+    text: &str,
+    passed_over: impl Fn(usize, usize) -> Option<usize>,
+    mut found: impl FnMut(&str) -> bool,
+) -> bool {
+    let bytes = text.as_bytes();
     let mut line = String::new();
     let mut resume = 0;
-    for at in import_finder().find_iter(text.as_bytes()) {
+    for at in import_finder().find_iter(bytes) {
         if at < resume {
+            continue;
+        }
+        let line_start = memchr::memrchr(b'\n', &bytes[..at]).map_or(0, |newline| newline + 1);
+        if let Some(end) = passed_over(line_start, at) {
+            resume = end;
             continue;
         }
         resume = logical_line(text, logical_line_start(text, at), &mut line);
@@ -32,7 +98,7 @@ pub fn any_import_statement(text: &str, mut found: impl FnMut(&str) -> bool) -> 
     false
 }
 
-/// [`any_imported_name`] for one statement: `from M import ...` or `import ...`, anything else holds no
+/// [`any_imported_name_outside`] for one statement: `from M import ...` or `import ...`, anything else holds no
 /// name.
 fn statement_names(statement: &str, name: &mut String, found: &mut impl FnMut(&str) -> bool) -> bool {
     let mut words = statement.split_whitespace();
@@ -68,14 +134,19 @@ fn after_words(text: &str, count: usize) -> &str {
     rest
 }
 
-/// The dotted names the imports of `text` bind or name, as [`any_imported_name`] offers them.
+/// The dotted names the imports of `text` bind or name, as [`any_imported_name_outside`] offers them
+/// with no package installed: every statement read.
 #[cfg(test)]
 pub fn imported_names(text: &str) -> Vec<String> {
     let mut names = Vec::new();
-    any_imported_name(text, |name| {
-        names.push(name.to_string());
-        false
-    });
+    any_imported_name_outside(
+        text,
+        |_| false,
+        |name| {
+            names.push(name.to_string());
+            false
+        },
+    );
     names
 }
 
@@ -160,6 +231,40 @@ mod tests {
             [".tasks", ".gcp.etl", ".gcp.load"]
         );
         assert_eq!(imported_names("import os; from x \\\n    import y\n"), ["os", "x.y"]);
+    }
+
+    /// The names [`any_imported_name_outside`] offers for `text` with `numpy` and `scipy` installed.
+    fn names_outside_installed(text: &str) -> Vec<String> {
+        let mut names = Vec::new();
+        any_imported_name_outside(
+            text,
+            |package| matches!(package, "numpy" | "scipy"),
+            |name| {
+                names.push(name.to_string());
+                false
+            },
+        );
+        names
+    }
+
+    #[test]
+    fn imports_of_installed_packages_alone_are_passed_over_unread() {
+        let installed = |name: &String| matches!(name.split('.').next(), Some("numpy" | "scipy"));
+        for text in [
+            "import numpy as np, scipy.sparse\nfrom numpy.linalg import norm as n, svd  # utils\n",
+            "from numpy import (\n    utils,\n)\nimport numpy; import utils\n",
+            "from numpy import x \\\n    , y\nimport scipy, \\\n    utils\n",
+            "from . import tasks\nfrom .gcp import etl\nfrom utils.gcp import load\nimport utils.gcp as g\n",
+            "x = 1  # import utils\nimport numpyx\nfrom numpy import reimport\nfrom scipy import importer as i\n",
+            "s = \"#\"; import utils\ns = 'from numpy import x'\nimportlib.import_module('utils')\n",
+            "from numpy import x\r\nimport utils\r\n",
+            "import\tnumpy\nfrom  numpy  import  x\nimport numpy as utils, utils as numpy\n",
+        ] {
+            let outside = |names: Vec<String>| names.into_iter().filter(|name| !installed(name)).collect::<Vec<_>>();
+            assert_eq!(outside(names_outside_installed(text)), outside(imported_names(text)), "in {text:?}");
+        }
+        // The one-line imports of installed packages are never read into names.
+        assert!(names_outside_installed("import numpy as np\nfrom scipy.sparse import csr_matrix\n").is_empty());
     }
 
     #[test]

@@ -188,7 +188,10 @@ impl ProjectIndex {
     /// it may then have findings at the call. Each module's text is read once per run, never parsed.
     pub fn imports_module_with_findings(&self, from: &Path, text: &str) -> bool {
         let Some(directory) = from.parent() else { return false };
-        imported_modules::any_imported_name(text, |name| self.import_has_findings(directory, from, name))
+        // An installed library is not the project's: its imports are passed over unread.
+        imported_modules::any_imported_name_outside(text, libraries::is_known_package, |name| {
+            self.import_has_findings(directory, from, name)
+        })
     }
 
     /// Whether the dotted name `name`, imported by the file `from` in `directory`, is a module or a
