@@ -217,10 +217,27 @@ fn level_openers(text: &str, enough: usize) -> usize {
 /// is too deep.
 pub fn after_parsing(text: &str, tokens: &[Token], pending: Pending) -> Result<(), Refusal> {
     // Every level takes at least one byte: a text this short is within the bound.
-    if pending == Pending::Nothing || text.len() <= MAX_NESTING as usize {
+    if pending == Pending::Nothing || text.len() <= MAX_NESTING as usize || logical_lines_within_bound(text, tokens) {
         return Ok(());
     }
     TokenEstimate::new(text).run(tokens)
+}
+
+/// Whether every logical line of the text, with the blank and comment lines before it, spans at most
+/// [`MAX_NESTING`] bytes: the estimate starts each logical line at its indentation (one level per byte)
+/// and adds at most one level per token, each at least one byte long, so it cannot pass the bound
+/// there. A cheap look at the `Newline` tokens alone, which nearly every file passes.
+fn logical_lines_within_bound(text: &str, tokens: &[Token]) -> bool {
+    let mut line_start = 0;
+    for token in tokens {
+        if token.kind() == TokenKind::Newline {
+            if token.start().to_usize() - line_start > MAX_NESTING as usize {
+                return false;
+            }
+            line_start = token.end().to_usize();
+        }
+    }
+    text.len() - line_start <= MAX_NESTING as usize
 }
 
 /// Whether `text` has more than `bound` quotes that may open an f- or t-string (a quote right after a
@@ -701,6 +718,29 @@ mod tests {
             deepest = deepest.max(estimate.depth);
         }
         deepest
+    }
+
+    #[test]
+    fn the_token_estimate_is_asked_only_where_a_logical_line_could_pass_the_bound() {
+        let judged = |text: &str| {
+            let parsed = ruff_python_parser::parse_unchecked_source(text, ruff_python_ast::PySourceType::Python);
+            (
+                logical_lines_within_bound(text, parsed.tokens()),
+                after_parsing(text, parsed.tokens(), Pending::TokenEstimate),
+            )
+        };
+        // Many short lines: within the bound without the estimate.
+        let ordinary = "def f(x):\n    return g(x, n_jobs=2)  # a comment\n\n".repeat(2_000);
+        assert_eq!(judged(&ordinary), (true, Ok(())));
+        // One long logical line, shallow: the estimate is asked, and lets it through.
+        let wide = format!("x = [\n{}]\n", "    1,\n".repeat(3_000));
+        assert_eq!(judged(&wide), (false, Ok(())));
+        // One long logical line, deep: the estimate is asked, and refuses it.
+        let deep = format!("x = {}1\n", "-".repeat(MAX_NESTING as usize + 10));
+        assert!(matches!(judged(&deep), (false, Err(Refusal::TooDeep { .. }))));
+        // Deep on the last line, without a line break at the end.
+        let last = format!("{ordinary}x = {}1", "-".repeat(MAX_NESTING as usize + 10));
+        assert!(matches!(judged(&last), (false, Err(Refusal::TooDeep { .. }))));
     }
 
     /// The lower of the two estimates: a deep shape must be seen as deep by both.
