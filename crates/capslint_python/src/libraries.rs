@@ -484,25 +484,6 @@ pub const JOBLIB_CLUSTER_BACKENDS: &[&str] = &["ray", "dask", "spark", "ipyparal
 /// Top-level packages that are libraries, never modules of the project being checked: an import of them
 /// is not looked up among the project's files.
 const KNOWN_PACKAGES: &[&str] = &[
-    "os",
-    "sys",
-    "math",
-    "json",
-    "re",
-    "typing",
-    "collections",
-    "functools",
-    "itertools",
-    "pathlib",
-    "logging",
-    "multiprocessing",
-    "concurrent",
-    "threading",
-    "subprocess",
-    "copy",
-    "dataclasses",
-    "argparse",
-    "importlib",
     "numpy",
     "pandas",
     "scipy",
@@ -538,6 +519,37 @@ const KNOWN_PACKAGES: &[&str] = &[
     "omegaconf",
 ];
 
+/// The standard library's top-level modules (CPython 3.11's `sys.stdlib_module_names`, without the
+/// private ones and the few whose names a project may well give a module of its own: `code`, `profile`,
+/// `site`, `this` and the tool packages), with `__future__`: an import of one is the interpreter's, never
+/// looked up among the project's files, as a module of the project that shadowed it would break the
+/// program's own imports of it.
+#[rustfmt::skip]
+const STANDARD_LIBRARY: &[&str] = &[
+    "abc", "aifc", "argparse", "array", "ast", "asynchat", "asyncio", "asyncore", "atexit", "audioop", "base64",
+    "bdb", "binascii", "bisect", "builtins", "bz2", "cProfile", "calendar", "cgi", "cgitb", "chunk", "cmath",
+    "cmd", "codecs", "codeop", "collections", "colorsys", "compileall", "concurrent", "configparser",
+    "contextlib", "contextvars", "copy", "copyreg", "crypt", "csv", "ctypes", "curses", "dataclasses",
+    "datetime", "dbm", "decimal", "difflib", "dis", "distutils", "doctest", "email", "encodings", "ensurepip",
+    "enum", "errno", "faulthandler", "fcntl", "filecmp", "fileinput", "fnmatch", "fractions", "ftplib",
+    "functools", "gc", "genericpath", "getopt", "getpass", "gettext", "glob", "graphlib", "grp", "gzip",
+    "hashlib", "heapq", "hmac", "html", "http", "imaplib", "imghdr", "imp", "importlib", "inspect", "io",
+    "ipaddress", "itertools", "json", "keyword", "lib2to3", "linecache", "locale", "logging", "lzma", "mailbox",
+    "mailcap", "marshal", "math", "mimetypes", "mmap", "modulefinder", "msilib", "msvcrt", "multiprocessing",
+    "netrc", "nis", "nntplib", "nt", "ntpath", "nturl2path", "numbers", "opcode", "operator", "optparse", "os",
+    "ossaudiodev", "pathlib", "pdb", "pickle", "pickletools", "pipes", "pkgutil", "platform", "plistlib",
+    "poplib", "posix", "posixpath", "pprint", "pstats", "pty", "pwd", "py_compile", "pyclbr", "pydoc",
+    "pyexpat", "queue", "quopri", "random", "re", "readline", "reprlib", "resource", "rlcompleter", "runpy",
+    "sched", "secrets", "select", "selectors", "shelve", "shlex", "shutil", "signal", "smtpd", "smtplib",
+    "sndhdr", "socket", "socketserver", "spwd", "sqlite3", "sre_compile", "sre_constants", "sre_parse", "ssl",
+    "stat", "statistics", "string", "stringprep", "struct", "subprocess", "sunau", "symtable", "sys",
+    "sysconfig", "syslog", "tabnanny", "tarfile", "telnetlib", "tempfile", "termios", "textwrap", "threading",
+    "time", "timeit", "tkinter", "token", "tokenize", "tomllib", "trace", "traceback", "tracemalloc", "tty",
+    "turtle", "types", "typing", "unicodedata", "unittest", "urllib", "uu", "uuid", "venv", "warnings", "wave",
+    "weakref", "webbrowser", "winreg", "winsound", "wsgiref", "xdrlib", "xml", "xmlrpc", "zipapp", "zipfile",
+    "zipimport", "zlib", "zoneinfo", "__future__",
+];
+
 /// Whether a canonical name is a callee some rule knows: a booster, joblib, a process pool, a CPU count, a
 /// pod operator.
 pub fn is_known_callee(canonical_name: &str) -> bool {
@@ -549,10 +561,11 @@ pub fn is_known_callee(canonical_name: &str) -> bool {
         || is_pod_operator(canonical_name)
 }
 
-/// Whether the top-level package `name` is a library rather than a module of the project.
+/// Whether the top-level package `name` is a library (one capslint knows, or the standard library's)
+/// rather than a module of the project.
 pub fn is_known_package(name: &str) -> bool {
     static PACKAGES: std::sync::OnceLock<rustc_hash::FxHashSet<&str>> = std::sync::OnceLock::new();
-    PACKAGES.get_or_init(|| KNOWN_PACKAGES.iter().copied().collect()).contains(name)
+    PACKAGES.get_or_init(|| KNOWN_PACKAGES.iter().chain(STANDARD_LIBRARY).copied().collect()).contains(name)
 }
 
 /// Whether a canonical callee is an Airflow pod operator: `KubernetesPodOperator`, the provider's
@@ -732,6 +745,17 @@ pub fn is_interesting_attribute(attribute: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_standard_library_and_known_libraries_are_never_the_project_s() {
+        for package in ["warnings", "numbers", "abc", "__future__", "unittest", "os", "numpy", "sklearn"] {
+            assert!(is_known_package(package), "{package}");
+        }
+        // Names a project may give its own modules, and project packages.
+        for package in ["test", "tests", "code", "site", "profile", "utils", "forecasting", "warnings2"] {
+            assert!(!is_known_package(package), "{package}");
+        }
+    }
 
     /// Canonical names are looked up by their package: every prefix must name one and a dot.
     #[test]
