@@ -411,13 +411,21 @@ pub fn attribute_knob(maker: &str, attribute: &str) -> Option<&'static PoolKnob>
         .find(|knob| knob.callee == maker && matches!(knob.site, KnobSite::Attribute(name) if name == attribute))
 }
 
-/// Whether `keyword` is the keyword of an ML library's knob taken by keyword only (a call with it may matter
-/// to the rules; the callees of knobs also taken by position pass [`is_interesting_attribute`]).
-pub fn is_ml_knob_keyword(keyword: &str) -> bool {
-    ML_LIBRARIES
-        .iter()
-        .flat_map(|library| library.knobs.iter())
-        .any(|knob| matches!(knob.site, KnobSite::Argument { keyword: known, position: None } if known == keyword))
+/// The keywords of the ML libraries' knobs taken by keyword only (a call with one may matter to the
+/// rules; the callees of knobs also taken by position pass [`is_interesting_attribute`]).
+fn ml_knob_keywords() -> impl Iterator<Item = &'static str> {
+    ML_LIBRARIES.iter().flat_map(|library| library.knobs.iter()).filter_map(|knob| match knob.site {
+        KnobSite::Argument { keyword, position: None } => Some(keyword),
+        _ => None,
+    })
+}
+
+/// Whether a call's keyword `keyword` may matter to a rule: a parallelism keyword
+/// ([`PARALLELISM_KEYWORDS`]) or the keyword of an ML library's knob. One set lookup, as every keyword of
+/// every call of a checked file is asked.
+pub fn is_rule_keyword(keyword: &str) -> bool {
+    static KEYWORDS: std::sync::OnceLock<rustc_hash::FxHashSet<&str>> = std::sync::OnceLock::new();
+    KEYWORDS.get_or_init(|| PARALLELISM_KEYWORDS.iter().copied().chain(ml_knob_keywords()).collect()).contains(keyword)
 }
 
 /// Calls whose result is an object of a library capslint knows, followed by name: `so = ort.SessionOptions()`
@@ -745,6 +753,16 @@ pub fn is_interesting_attribute(attribute: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_rule_keyword_is_a_parallelism_keyword_or_a_knob_s() {
+        for keyword in PARALLELISM_KEYWORDS.iter().copied().chain(ml_knob_keywords()) {
+            assert!(is_rule_keyword(keyword), "{keyword}");
+        }
+        for keyword in ["n_job", "alpha", "verbose", "N_JOBS", ""] {
+            assert!(!is_rule_keyword(keyword), "{keyword}");
+        }
+    }
 
     #[test]
     fn the_standard_library_and_known_libraries_are_never_the_project_s() {

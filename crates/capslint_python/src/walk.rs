@@ -17,9 +17,7 @@ impl<'a> Checker<'_, 'a> {
     fn may_matter(call: &ast::ExprCall) -> bool {
         let keywords = call.arguments.keywords.iter().any(|keyword| match &keyword.arg {
             None => true,
-            Some(arg) => {
-                libraries::PARALLELISM_KEYWORDS.contains(&arg.as_str()) || libraries::is_ml_knob_keyword(arg.as_str())
-            }
+            Some(arg) => libraries::is_rule_keyword(arg.as_str()),
         });
         keywords
             || match call.func.as_ref() {
