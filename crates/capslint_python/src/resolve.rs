@@ -580,6 +580,10 @@ impl<'m, 'a> Resolver<'m, 'a> {
                         }
                         (UnaryOp::USub, Value::Float(value)) => Value::Float(-value),
                         (UnaryOp::UAdd, value @ (Value::Int(_) | Value::Float(_))) => value.clone(),
+                        // `~n` is `-n - 1` (`~0` is -1); a bool is the integer 0 or 1 to both.
+                        (UnaryOp::Invert, Value::Int(value)) => Value::Int(!value),
+                        (UnaryOp::Invert, Value::Bool(value)) => Value::Int(!i64::from(*value)),
+                        (UnaryOp::USub, Value::Bool(value)) => Value::Int(-i64::from(*value)),
                         _ => Value::Unknown(Unknown::Other),
                     };
                     Resolved { value, binding: operand.binding }
