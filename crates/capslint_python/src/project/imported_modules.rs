@@ -8,23 +8,30 @@
 /// Whether `found` holds for one of the dotted names the imports of `text` bind or name, outside the
 /// packages `installed` holds for: for `from M import a, b`, `M.a` and `M.b` (a call can reach only
 /// those: a function of `M`, or a module of the package `M`); for `import M.N`, `M` and `M.N`. Relative
-/// modules keep their leading dots. `found` must hold for no name whose top-level package `installed`
-/// holds for (`numpy.linalg`, not `.utils` nor `utils.gcp`): a one-line statement that imports only
-/// from such packages (`from numpy.linalg import norm, svd`, `import numpy as np, scipy`) is passed over
-/// without being read into names, as most of a file's imports are; the names of the other statements
-/// are offered in the order the text holds them, and the search stops at the first that `found`
-/// accepts. One buffer holds each statement and one each name: nothing is allocated per import.
+/// modules keep their leading dots. A name whose top-level package `installed` holds for (`numpy.linalg`,
+/// not `.utils` nor `utils.gcp`) is never offered, and a one-line statement that imports only from such
+/// packages (`from numpy.linalg import norm, svd`, `import numpy as np, scipy`) is passed over without
+/// being read into names, as most of a file's imports are. The names are offered in the order the text
+/// holds them, and the search stops at the first that `found` accepts. One buffer holds each statement
+/// and one each name: nothing is allocated per import.
 pub fn any_imported_name_outside(
     text: &str,
     installed: impl Fn(&str) -> bool,
     mut found: impl FnMut(&str) -> bool,
 ) -> bool {
     let mut name = String::new();
+    let mut outside = |name: &str| !is_installed(name, &installed) && found(name);
     any_statement_unless(
         text,
         |line_start, at| installed_only_line_end(text, line_start, at, &installed),
-        |statement| statement_names(statement, &mut name, &mut found),
+        |statement| statement_names(statement, &mut name, &mut outside),
     )
+}
+
+/// Whether the dotted name `name` (a module, or a name of one) is absolute and its top-level package is
+/// one `installed` holds for.
+fn is_installed(name: &str, installed: &impl Fn(&str) -> bool) -> bool {
+    !name.starts_with('.') && name.split('.').next().is_some_and(|package| !package.is_empty() && installed(package))
 }
 
 /// Where the line of the import statement whose `import` is at `at` (on the line starting at
@@ -47,10 +54,7 @@ fn installed_only_line_end(
     if continued || !is_keyword || line.bytes().any(|byte| matches!(byte, b';' | b'\\' | b'(' | b'[' | b'{' | b'\r')) {
         return None;
     }
-    let installed_module = |module: &str| {
-        !module.starts_with('.')
-            && module.split('.').next().is_some_and(|package| !package.is_empty() && installed(package))
-    };
+    let installed_module = |module: &str| is_installed(module, installed);
     let mut before = line[..at - line_start].split_whitespace();
     let only_installed = match (before.next(), before.next(), before.next()) {
         // `import` opens the line: every module of its list (`a.b as c`).
@@ -260,10 +264,10 @@ mod tests {
             "from numpy import x\r\nimport utils\r\n",
             "import\tnumpy\nfrom  numpy  import  x\nimport numpy as utils, utils as numpy\n",
         ] {
-            let outside = |names: Vec<String>| names.into_iter().filter(|name| !installed(name)).collect::<Vec<_>>();
-            assert_eq!(outside(names_outside_installed(text)), outside(imported_names(text)), "in {text:?}");
+            let outside: Vec<String> = imported_names(text).into_iter().filter(|name| !installed(name)).collect();
+            assert_eq!(names_outside_installed(text), outside, "in {text:?}");
         }
-        // The one-line imports of installed packages are never read into names.
+        // Nothing of installed packages is offered.
         assert!(names_outside_installed("import numpy as np\nfrom scipy.sparse import csr_matrix\n").is_empty());
     }
 

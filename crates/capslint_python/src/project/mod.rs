@@ -188,7 +188,7 @@ impl ProjectIndex {
     /// it may then have findings at the call. Each module's text is read once per run, never parsed.
     pub fn imports_module_with_findings(&self, from: &Path, text: &str) -> bool {
         let Some(directory) = from.parent() else { return false };
-        // An installed library is not the project's: its imports are passed over unread.
+        // An installed library is not the project's: its names are never searched for.
         imported_modules::any_imported_name_outside(text, libraries::is_known_package, |name| {
             self.import_has_findings(directory, from, name)
         })
@@ -199,10 +199,6 @@ impl ProjectIndex {
     /// file of a directory finds the same module for the same import, unless the search finds the
     /// importing file itself (which is then passed over, for that file alone).
     fn import_has_findings(&self, directory: &Path, from: &Path, name: &str) -> bool {
-        // An installed library is not the project's: nothing to search.
-        if !name.starts_with('.') && name.split('.').next().is_some_and(libraries::is_known_package) {
-            return false;
-        }
         // A name two or more levels up is asked from the package it names, as [`ProjectIndex::locate`]
         // searches it, so that the files of sibling packages share one answer.
         let imported = name;
