@@ -163,8 +163,11 @@ const WORD_REACH: usize = 40;
 /// one, whose left side holds the word's start. An escape stops a side: one that decodes to a word
 /// character is a site of its own ([`may_spell_a_word`]).
 fn junction_spells(bytes: &[u8], at: usize, end: usize) -> bool {
-    static WORDS: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
-    let words = WORDS.get_or_init(crate::prefilter_words);
+    // Every word in one automaton, its overlapping matches asked once per junction.
+    static WORDS: std::sync::OnceLock<aho_corasick::AhoCorasick> = std::sync::OnceLock::new();
+    let words = WORDS.get_or_init(|| {
+        aho_corasick::AhoCorasick::new(crate::prefilter_words()).expect("prefilter words are valid patterns")
+    });
     let left = bytes[..at].iter().rev().take(WORD_REACH).take_while(|byte| is_first_word_byte(Some(byte))).count();
     let mut joined = Vec::with_capacity(left + WORD_REACH);
     joined.extend_from_slice(&bytes[at - left..at]);
@@ -184,9 +187,7 @@ fn junction_spells(bytes: &[u8], at: usize, end: usize) -> bool {
             _ => break,
         }
     }
-    words.iter().any(|word| {
-        memchr::memmem::find_iter(&joined, word.as_bytes()).any(|start| start < left && start + word.len() > left)
-    })
+    words.find_overlapping_iter(&joined).any(|found| found.start() < left && found.end() > left)
 }
 
 /// Whether the character before the quote at `at` is a word character as written: not the letter of
