@@ -96,7 +96,7 @@ const PREFILTER_BASE_WORDS: &[&str] = &[
 
 /// Thread-count keywords and dict keys (CAP101, CAP102, CAP105): words that count unless the match is a
 /// whole thread-count keyword given a positive integer or `None` (`n_jobs=2,`), which no rule reports
-/// without another word (see [`prefilter`]'s `Role::CountKeyword`).
+/// without another word (the prefilter's count-keyword role).
 pub const PREFILTER_COUNT_KEYWORDS: &[&str] = &["n_jobs", "thread_count", "num_thread", "nthread"];
 
 /// Words the rules read only as a whole name (spaCy's `n_process` keyword, or a dict key): a file holds

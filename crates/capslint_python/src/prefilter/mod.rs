@@ -63,17 +63,6 @@ pub struct Vocabulary<'w> {
 }
 
 impl WordSearch {
-    /// A search for any of `words`.
-    pub fn new(words: &[&str]) -> Self {
-        Self::of(Vocabulary { words, ..Vocabulary::default() })
-    }
-
-    /// A search for any of `words`, any of `whole_names` where it does not continue a name, or both
-    /// words of one of `pairs`.
-    pub fn with_pairs(words: &[&str], whole_names: &[&str], pairs: &[(&str, &str)]) -> Self {
-        Self::of(Vocabulary { words, whole_names, pairs, ..Vocabulary::default() })
-    }
-
     /// A search for the words of `vocabulary`, each matching as its role says.
     pub fn of(vocabulary: Vocabulary<'_>) -> Self {
         let Vocabulary { words, whole_names, count_keywords, modules, pairs } = vocabulary;
@@ -571,7 +560,8 @@ mod tests {
 
     #[test]
     fn a_pair_matches_only_with_both_words_in_any_order() {
-        let search = WordSearch::with_pairs(&["alpha"], &[], &[("beta", "gamma")]);
+        let search =
+            WordSearch::of(Vocabulary { words: &["alpha"], pairs: &[("beta", "gamma")], ..Vocabulary::default() });
         assert!(search.is_match("gamma then beta"));
         assert!(search.is_match("beta, gamma"));
         assert!(!search.is_match("beta beta beta"));
@@ -581,7 +571,8 @@ mod tests {
 
     #[test]
     fn a_whole_name_matches_only_where_it_does_not_continue_a_name() {
-        let search = WordSearch::with_pairs(&["alpha"], &["n_process"], &[]);
+        let search =
+            WordSearch::of(Vocabulary { words: &["alpha"], whole_names: &["n_process"], ..Vocabulary::default() });
         assert!(!search.is_match("from sklearn import gaussian_process\n"));
         assert!(!search.is_match("x.gaussian_process_n_process_é_n_process"));
         assert!(search.is_match("nlp.pipe(texts, n_process=-1)"));
@@ -653,7 +644,7 @@ mod tests {
 
     #[test]
     fn a_word_search_finds_any_of_its_words() {
-        let search = WordSearch::new(&["alpha", "beta"]);
+        let search = WordSearch::of(Vocabulary { words: &["alpha", "beta"], ..Vocabulary::default() });
         assert!(search.is_match("an alphabet"));
         assert!(search.is_match("betamax"));
         assert!(!search.is_match("gamma"));
