@@ -130,10 +130,20 @@ pub const PREFILTER_IMPORTED: &[&str] = &[
     "PodOperator",
 ];
 
+/// Words of [`PREFILTER_IMPORTED`] that a file reaches only through one of a few whole names: `Pool` is
+/// the end of every process and thread pool a rule checks ([`libraries::POOL_CLASSES`]), never of
+/// another library's class (`urllib3.HTTPConnectionPool`), whose calls no rule resolves.
+pub const PREFILTER_IMPORTED_HOLDERS: &[(&str, &[&str])] = &[("Pool", libraries::POOL_CLASSES)];
+
 /// Pairs of words that let a file through when both appear: a pod-operator subclass that another module
 /// of the project defines goes by any `...Operator` name, and Airflow takes an operator's arguments as
 /// keywords only (positional ones raise), so its call writes `task_id`.
 pub const PREFILTER_WORD_PAIRS: &[(&str, &str)] = &[("Operator", "task_id")];
+
+/// Words of [`PREFILTER_WORD_PAIRS`] that do not count in a name the file imports only from installed
+/// packages: `EmptyOperator` from `airflow` is Airflow's own, and every pod operator of an installed
+/// package goes by a `PodOperator` name, which counts on its own.
+pub const PREFILTER_PAIR_WORDS_NOT_INSTALLED: &[&str] = &["Operator"];
 
 /// The words without which no CAP1xx rule can fire: a file containing none of them (a word of
 /// [`PREFILTER_WHOLE_NAMES`] counts only where it does not continue a name, one of [`PREFILTER_IMPORTED`]

@@ -169,6 +169,10 @@ pub fn describe_counter(call: &str) -> (&'static str, &'static str) {
 /// Functions that count CPUs with the cgroup quota taken into account.
 pub const QUOTA_AWARE_CPU_COUNT_CALLS: &[&str] = &["joblib.cpu_count", "loky.cpu_count"];
 
+/// The names of the process and thread pools the rules check, as a call or an import writes them
+/// (`multiprocessing.Pool`, `cf.ProcessPoolExecutor`, `from multiprocessing.pool import ThreadPool`).
+pub const POOL_CLASSES: &[&str] = &["Pool", "ThreadPool", "ProcessPoolExecutor", "ThreadPoolExecutor"];
+
 /// Process pools and where their worker count goes (keyword name, positional index).
 pub const PROCESS_POOLS: &[(&str, &str, usize)] = &[
     ("multiprocessing.Pool", "processes", 0),
@@ -721,10 +725,6 @@ pub fn is_interesting_attribute(attribute: &str) -> bool {
             | "parallel_backend"
             | "train"
             | "cv"
-            | "Pool"
-            | "ProcessPoolExecutor"
-            | "ThreadPoolExecutor"
-            | "ThreadPool"
             | "get_reusable_executor"
             | "set_num_threads"
             | "set_num_interop_threads"
@@ -745,7 +745,8 @@ pub fn is_interesting_attribute(attribute: &str) -> bool {
             | "DEFINE_integer"
             | "InferenceSession"
             | "DataLoader"
-    ) || attribute.ends_with("PodOperator")
+    ) || POOL_CLASSES.contains(&attribute)
+        || attribute.ends_with("PodOperator")
         || attribute.ends_with("PodOperatorAsync")
         || ["lightgbm", "xgboost", "catboost"].iter().any(|module| booster_member(module, attribute).is_some())
 }
@@ -753,6 +754,19 @@ pub fn is_interesting_attribute(attribute: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_pool_a_rule_checks_goes_by_a_pool_class_name() {
+        let callees = PROCESS_POOLS
+            .iter()
+            .map(|(callee, ..)| *callee)
+            .chain(POSITIONAL_PARALLELISM.iter().map(|(callee, _)| *callee))
+            .chain(CANONICAL_PREFIXES.iter().flat_map(|(from, to)| [*from, *to]));
+        for callee in callees {
+            let name = callee.rsplit('.').next().unwrap_or(callee);
+            assert!(!name.contains("Pool") || POOL_CLASSES.contains(&name), "{callee}");
+        }
+    }
 
     #[test]
     fn a_rule_keyword_is_a_parallelism_keyword_or_a_knob_s() {

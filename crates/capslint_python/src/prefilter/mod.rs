@@ -21,6 +21,21 @@ pub struct WordSearch {
     patterns: Vec<String>,
     /// What a match of each pattern means, by pattern index.
     roles: Vec<Role>,
+    /// Which names a match of each pattern counts in, by pattern index.
+    holders: Vec<Holders>,
+}
+
+/// Which names holding a match of a module or of a pair's word let it count, beyond what its role says.
+#[derive(Debug, Clone, Copy)]
+enum Holders {
+    /// Any name.
+    Any,
+    /// Only these whole names (`Pool` in `ProcessPoolExecutor`, not in `HTTPConnectionPool`).
+    OneOf(&'static [&'static str]),
+    /// Any name but one bound only by imports from installed packages
+    /// ([`crate::libraries::is_known_package`]) and not bound again in the text as a plain target:
+    /// `EmptyOperator` after `from airflow.operators.empty import EmptyOperator`.
+    NotInstalled,
 }
 
 /// What a match of one pattern of a [`WordSearch`] means.
@@ -58,6 +73,12 @@ pub struct Vocabulary<'w> {
     pub count_keywords: &'w [&'w str],
     /// Packages and entry points, where the text can reach them ([`Role::Module`]).
     pub modules: &'w [&'w str],
+    /// Modules of [`Vocabulary::modules`] whose match counts only inside one of the given whole names
+    /// (`Pool` in `ProcessPoolExecutor`, not in `HTTPConnectionPool`).
+    pub module_holders: &'w [(&'w str, &'static [&'static str])],
+    /// Words of [`Vocabulary::pairs`] that do not count in a name the text imports only from installed
+    /// packages ([`Holders::NotInstalled`]).
+    pub pair_words_not_installed: &'w [&'w str],
     /// Pairs of words that match together.
     pub pairs: &'w [(&'w str, &'w str)],
 }
@@ -65,7 +86,8 @@ pub struct Vocabulary<'w> {
 impl WordSearch {
     /// A search for the words of `vocabulary`, each matching as its role says.
     pub fn of(vocabulary: Vocabulary<'_>) -> Self {
-        let Vocabulary { words, whole_names, count_keywords, modules, pairs } = vocabulary;
+        let Vocabulary { words, whole_names, count_keywords, modules, module_holders, pair_words_not_installed, pairs } =
+            vocabulary;
         assert!(pairs.len() * 2 <= 64, "pair words fit the bit set of a search");
         let mut patterns: Vec<&str> = Vec::new();
         let mut roles = Vec::new();
@@ -91,11 +113,24 @@ impl WordSearch {
             patterns.extend([*first, *second]);
             roles.extend([Role::PairWord(2 * index as u32), Role::PairWord(2 * index as u32 + 1)]);
         }
+        let holders = patterns
+            .iter()
+            .zip(&roles)
+            .map(|(pattern, role)| match role {
+                Role::Module => module_holders
+                    .iter()
+                    .find(|(module, _)| module == pattern)
+                    .map_or(Holders::Any, |(_, names)| Holders::OneOf(names)),
+                Role::PairWord(_) if pair_words_not_installed.contains(pattern) => Holders::NotInstalled,
+                _ => Holders::Any,
+            })
+            .collect();
         WordSearch {
             packed: aho_corasick::packed::Searcher::new(patterns.iter().copied()),
             automaton: OnceLock::new(),
             patterns: patterns.iter().map(|pattern| pattern.to_string()).collect(),
             roles,
+            holders,
         }
     }
 
@@ -158,6 +193,8 @@ impl WordSearch {
         let mut seen = 0u64;
         let mut from = 0;
         let mut module_elsewhere = false;
+        // The names the text imports only from installed packages, read at the first match that asks.
+        let mut installed_only = None;
         // Where the last module match ended: a match in the same name was judged with it.
         let mut judged_to = 0;
         while let Some(found) = self.find_from(text, from) {
@@ -172,6 +209,13 @@ impl WordSearch {
             match self.roles[found.pattern().as_usize()] {
                 Role::Word | Role::Called | Role::WholeName | Role::CountKeyword => {}
                 Role::PairWord(bit) => {
+                    if matches!(self.holders[found.pattern().as_usize()], Holders::NotInstalled) {
+                        let name = name_around(text.as_bytes(), &found);
+                        let installed_only = installed_only.get_or_insert_with(|| names_installed_only(text));
+                        if installed_only.contains(&text[name]) {
+                            continue;
+                        }
+                    }
                     seen |= 1 << bit;
                     let pair = 0b11 << (bit & !1);
                     if seen & pair == pair {
@@ -180,7 +224,8 @@ impl WordSearch {
                 }
                 Role::Module => {
                     let bytes = text.as_bytes();
-                    let name_start = name_start(bytes, found.start(), judged_to);
+                    let name_start = name_start(bytes, found.start(), judged_to)
+                        .filter(|&start| self.held_by_a_counted_name(bytes, start, &found));
                     judged_to = found.end();
                     match name_start {
                         Some(start) if follows_a_dot_or_quote(bytes, start) => return Some(Some(found.start())),
@@ -194,6 +239,14 @@ impl WordSearch {
         (module_elsewhere && self.an_import_names_a_module(text)).then_some(None)
     }
 
+    /// Whether the module's match `found`, in the name of `bytes` that starts at `start`, counts there:
+    /// anywhere, unless the module counts only inside some whole names and that name is not one of them.
+    fn held_by_a_counted_name(&self, bytes: &[u8], start: usize, found: &aho_corasick::Match) -> bool {
+        let Holders::OneOf(holders) = self.holders[found.pattern().as_usize()] else { return true };
+        let end = name_around(bytes, found).end;
+        holders.iter().any(|holder| holder.as_bytes() == &bytes[start..end])
+    }
+
     /// Whether an import statement of `text` (as [`crate::project::imported_modules`] reads them, comments
     /// dropped and continued lines joined) holds one of the search's modules.
     fn an_import_names_a_module(&self, text: &str) -> bool {
@@ -205,13 +258,71 @@ impl WordSearch {
             let mut from = 0;
             while let Some(found) = self.find_from(statement, from) {
                 if matches!(self.roles[found.pattern().as_usize()], Role::Module) {
-                    return true;
+                    let bytes = statement.as_bytes();
+                    if self.held_by_a_counted_name(bytes, name_around(bytes, &found).start, &found) {
+                        return true;
+                    }
                 }
                 from = found.start() + 1;
             }
             false
         })
     }
+}
+
+/// The names the import statements of `text` write only as imports from installed packages
+/// ([`crate::libraries::is_known_package`]; the name and its alias in `from airflow.operators.bash import
+/// BashOperator as Bash`): never imported from another module, and never bound again in the text as a
+/// plain target ([`rebinds`]).
+fn names_installed_only(text: &str) -> rustc_hash::FxHashSet<&str> {
+    let mut installed = rustc_hash::FxHashSet::default();
+    let mut elsewhere = rustc_hash::FxHashSet::default();
+    crate::project::imported_modules::imported_names_by_origin(
+        text,
+        crate::libraries::is_known_package,
+        |name, from_installed| {
+            if from_installed {
+                installed.insert(name.to_string())
+            } else {
+                elsewhere.insert(name.to_string())
+            };
+        },
+    );
+    installed
+        .iter()
+        .filter(|name| !elsewhere.contains(*name))
+        .filter_map(|name| {
+            let at = text.find(name.as_str())?;
+            let name = &text[at..at + name.len()];
+            (!rebinds(text, name)).then_some(name)
+        })
+        .collect()
+}
+
+/// Whether `text` may bind `name` other than by an import: `name` as a whole name after `class`, `def`,
+/// `for`, `global`, `nonlocal` or `del`, or after `as` on a line that is not an import, or before `=`
+/// (not `==`) or `:` (an annotated assignment, `:=`).
+fn rebinds(text: &str, name: &str) -> bool {
+    let bytes = text.as_bytes();
+    memchr::memmem::find_iter(bytes, name.as_bytes()).any(|at| {
+        let end = at + name.len();
+        if continues_a_name(bytes, at) || bytes.get(end).is_some_and(|byte| is_name_byte(*byte)) {
+            return false;
+        }
+        let after = bytes[end..].iter().find(|byte| !matches!(byte, b' ' | b'\t'));
+        let assigned = match after {
+            Some(b'=') => bytes[end..].iter().skip_while(|byte| matches!(byte, b' ' | b'\t')).nth(1) != Some(&b'='),
+            Some(b':') => true,
+            _ => false,
+        };
+        let line_start = memchr::memrchr(b'\n', &bytes[..at]).map_or(0, |newline| newline + 1);
+        let before = text[line_start..at].trim_end();
+        let keyword = before.rsplit(|c: char| !c.is_ascii_alphanumeric() && c != '_').next().unwrap_or("");
+        let is_import_line = matches!(text[line_start..].split_whitespace().next(), Some("from" | "import"));
+        assigned
+            || matches!(keyword, "class" | "def" | "for" | "global" | "nonlocal" | "del")
+            || (keyword == "as" && !is_import_line)
+    })
 }
 
 /// Whether the match of a thread-count word at `start..end` of `bytes` is a whole thread-count keyword
@@ -244,6 +355,14 @@ fn is_settled_count_at(bytes: &[u8], start: usize, end: usize) -> bool {
         _ => return false,
     };
     matches!(bytes.get(skip_blanks(literal_end)), Some(b',' | b')' | b';'))
+}
+
+/// Where the name holding the match `found` of `bytes` starts and ends: the match with the name's bytes
+/// before and after it.
+fn name_around(bytes: &[u8], found: &aho_corasick::Match) -> std::ops::Range<usize> {
+    let before = bytes[..found.start()].iter().rev().take_while(|byte| is_name_byte(**byte)).count();
+    let after = bytes[found.end()..].iter().take_while(|byte| is_name_byte(**byte)).count();
+    found.start() - before..found.end() + after
 }
 
 /// Where the name holding byte `at` starts (`ProcessPoolExecutor` for `Pool`), looked for back to
@@ -318,6 +437,8 @@ fn python_prefilter() -> &'static WordSearch {
             whole_names: crate::PREFILTER_WHOLE_NAMES,
             count_keywords: crate::PREFILTER_COUNT_KEYWORDS,
             modules: crate::PREFILTER_IMPORTED,
+            module_holders: crate::PREFILTER_IMPORTED_HOLDERS,
+            pair_words_not_installed: crate::PREFILTER_PAIR_WORDS_NOT_INSTALLED,
             pairs: crate::PREFILTER_WORD_PAIRS,
         })
     })
@@ -567,6 +688,55 @@ mod tests {
         assert!(!search.is_match("beta beta beta"));
         assert!(!search.is_match("gamma"));
         assert!(search.is_match("alpha"));
+    }
+
+    #[test]
+    fn a_pool_counts_only_in_the_name_of_a_pool_a_rule_checks() {
+        for text in [
+            "from urllib3 import HTTPConnectionPool\nHTTPConnectionPool(\"localhost\")\n",
+            "import urllib3\nurllib3.HTTPConnectionPool(\"localhost\")\n",
+            "from psycopg2.pool import SimpleConnectionPool as Pooled\n",
+            "pool = getattr(module, \"ConnectionPool\")\n",
+        ] {
+            assert!(!may_have_findings(text), "{text}");
+        }
+        for text in [
+            "from multiprocessing import Pool\n",
+            "from multiprocessing.pool import ThreadPool as TP\n",
+            "from concurrent.futures import (\n    ThreadPoolExecutor,\n    ProcessPoolExecutor,\n)\n",
+            "from multiprocessing import Pool as HTTPConnectionPool\n",
+            "import concurrent.futures as cf\ncf.ProcessPoolExecutor()\n",
+            "ctx = mp.get_context(\"spawn\")\nctx.Pool()\n",
+            "executor = getattr(futures, \"ProcessPoolExecutor\")\n",
+            "from urllib3 import HTTPConnectionPool\nfrom torch.multiprocessing import Pool\n",
+        ] {
+            assert!(may_have_findings(text), "{text}");
+        }
+    }
+
+    #[test]
+    fn an_operator_imported_only_from_an_installed_package_pairs_with_no_task_id() {
+        for text in [
+            "from airflow.operators.empty import EmptyOperator\nEmptyOperator(task_id=\"start\")\n",
+            "from airflow.operators.bash import BashOperator as Bash, EmptyOperator\nrun(EmptyOperator, task_id=\"t\")\n",
+            "def test():\n    from airflow.providers.standard.operators.python import PythonOperator\n    PythonOperator(task_id=\"t\", python_callable=f)\n",
+        ] {
+            assert!(!may_have_findings(text), "{text}");
+        }
+        for text in [
+            // Another module of the project may define a pod operator by any name.
+            "from dags.common import GpuTrainingOperator\nGpuTrainingOperator(task_id=\"train\")\n",
+            "from .operators import TrainOperator\nTrainOperator(task_id=\"train\")\n",
+            "from airflow.operators.empty import EmptyOperator\nfrom .ops import EmptyOperator\nEmptyOperator(task_id=\"t\")\n",
+            "import dags.ops as ops\nops.TrainOperator(task_id=\"train\")\n",
+            // Bound again, or defined here.
+            "from airflow.operators.empty import EmptyOperator\nEmptyOperator = make_operator()\nEmptyOperator(task_id=\"t\")\n",
+            "from airflow.operators.empty import EmptyOperator\nclass EmptyOperator(Base):\n    pass\nEmptyOperator(task_id=\"t\")\n",
+            "from airflow.models import BaseOperator\nclass TrainOperator(BaseOperator):\n    pass\nTrainOperator(task_id=\"t\")\n",
+            "try:\n    from airflow.operators.empty import EmptyOperator\nexcept ImportError:\n    EmptyOperator: type = Fallback\nEmptyOperator(task_id=\"t\")\n",
+        ] {
+            assert!(may_have_findings(text), "{text}");
+        }
     }
 
     #[test]

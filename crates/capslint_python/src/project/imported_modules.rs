@@ -128,6 +128,38 @@ fn statement_names(statement: &str, name: &mut String, found: &mut impl FnMut(&s
     }
 }
 
+/// Calls `named` with each name the import statements of `text` write (read as
+/// [`any_imported_name_outside`] reads them) and whether its module's top-level package is one
+/// `installed` holds for: `from M import a as b` names `a` and binds `b`, both from `M`; `import M.N as
+/// O` binds `O` and `import M.N` binds `M`, both from `M.N`. A star import names nothing.
+pub fn imported_names_by_origin(text: &str, installed: impl Fn(&str) -> bool, mut named: impl FnMut(&str, bool)) {
+    any_import_statement(text, |statement| {
+        let mut words = statement.split_whitespace();
+        let (module, list) = match (words.next(), words.next(), words.next()) {
+            (Some("from"), Some(module), Some("import")) => (Some(module), after_words(statement, 3)),
+            (Some("import"), ..) => (None, after_words(statement, 1)),
+            _ => return false,
+        };
+        for item in list.split(',') {
+            let item = item.trim().trim_start_matches('(').trim_end_matches(')');
+            let mut parts = item.split_whitespace();
+            let (Some(name), alias) = (parts.next(), parts.nth(1)) else { continue };
+            let from_installed = is_installed(module.unwrap_or(name), &installed);
+            match (alias, module) {
+                (Some(alias), Some(_)) => {
+                    named(name, from_installed);
+                    named(alias, from_installed);
+                }
+                (Some(alias), None) => named(alias, from_installed),
+                (None, Some(_)) if name != "*" => named(name, from_installed),
+                (None, Some(_)) => {}
+                (None, None) => named(name.split('.').next().unwrap_or(name), from_installed),
+            }
+        }
+        false
+    });
+}
+
 /// `text` after its first `count` blank-separated words.
 fn after_words(text: &str, count: usize) -> &str {
     let mut rest = text;
@@ -226,6 +258,36 @@ fn uncommented(line: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The names `text`'s imports write, each with whether it is imported from `numpy` (the installed
+    /// package).
+    fn named(text: &str) -> Vec<(String, bool)> {
+        let mut names = Vec::new();
+        imported_names_by_origin(
+            text,
+            |package| package == "numpy",
+            |name, installed| names.push((name.to_string(), installed)),
+        );
+        names
+    }
+
+    #[test]
+    fn imports_name_their_names_aliases_and_top_level_packages() {
+        assert_eq!(
+            named("from numpy.linalg import norm as n, svd\nimport numpy.random, utils.gcp as gcp\n"),
+            [
+                ("norm".into(), true),
+                ("n".into(), true),
+                ("svd".into(), true),
+                ("numpy".into(), true),
+                ("gcp".into(), false)
+            ]
+        );
+        assert_eq!(
+            named("from .ops import (\n    MyOperator,\n    Other as O,\n)\nfrom numpy import *\n"),
+            [("MyOperator".into(), false), ("Other".into(), false), ("O".into(), false)]
+        );
+    }
 
     #[test]
     fn from_imports_name_the_module_and_each_name() {
