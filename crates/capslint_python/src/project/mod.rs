@@ -109,7 +109,8 @@ pub struct ProjectIndex {
     import_answers: RwLock<FxHashMap<PathKey, ByName<bool>>>,
     /// The names in each directory an import was searched in.
     listings: directories::Listings,
-    /// The modules kept parsed because a call was followed into one of their functions.
+    /// The modules kept parsed because a call was followed into one of their functions, or because their
+    /// own check parses them too ([`ProjectIndex::keep_if_checked`]).
     trees: Mutex<FxHashMap<PathBuf, TreeCell>>,
     /// Whether each class asked for, by module and name, passes the prefilter.
     class_words: RwLock<FxHashMap<(PathBuf, String), bool>>,
@@ -176,9 +177,27 @@ impl ProjectIndex {
         // Summarising reads no other module, so no thread waits here on a cell that waits on it.
         cell.get_or_init(|| {
             let display = capslint_workspace::discover::display_name(path, &self.cwd);
-            summary::read(path, display, caps, &self.reader).map(Arc::new)
+            // The tree is dropped on the stack it was analysed on: dropping it recurses once per level.
+            stacker::maybe_grow(super::ANALYSIS_STACK_BYTES, super::ANALYSIS_STACK_BYTES, || {
+                let (summary, tree) = summary::read_with_tree(path, display, caps, &self.reader)?;
+                self.keep_if_checked(path, tree);
+                Ok(Arc::new(summary))
+            })
         })
         .clone()
+    }
+
+    /// Keeps the tree of a module read for its summary when the module's own text passes the prefilter:
+    /// the run parses that module for its own check too ([`crate::check`] takes the kept tree), and a call
+    /// followed into it walks the same tree. Any other tree is dropped here.
+    fn keep_if_checked(&self, path: &Path, tree: ProjectModule) {
+        if !crate::prefilter::may_have_findings(tree.file.text()) {
+            return;
+        }
+        let Ok(mut trees) = self.trees.lock() else { return };
+        let cell = Arc::clone(trees.entry(path.to_path_buf()).or_default());
+        drop(trees);
+        let _ = cell.set(Ok(Arc::new(tree)));
     }
 
     /// Whether `text`, the file at `from`, imports from a module of the project (found as

@@ -198,21 +198,8 @@ pub enum Unread {
     Limit(Limit),
 }
 
-/// Reads, parses and summarises the module at `path`, never outside the run's roots.
-pub fn read(
-    path: &Path,
-    display_name: String,
-    caps: &CapNames,
-    reader: &ConfinedReader,
-) -> Result<ModuleSummary, Unread> {
-    // The tree is dropped on the stack it was analysed on: dropping it recurses once per level.
-    stacker::maybe_grow(super::super::ANALYSIS_STACK_BYTES, super::super::ANALYSIS_STACK_BYTES, || {
-        read_parsed(path, display_name, caps, reader).map(|(summary, _)| summary)
-    })
-}
-
-/// [`read`], keeping the module's tree: for a module whose function a call is followed into, which is
-/// then parsed once, not once to summarise it and again to walk the function.
+/// Reads, parses and summarises the module at `path`, never outside the run's roots, with its tree: a
+/// module whose function a call is followed into, or whose own check parses it, is then parsed once.
 pub fn read_with_tree(
     path: &Path,
     display_name: String,
