@@ -32,9 +32,9 @@ enum Holders {
     Any,
     /// Only these whole names (`Pool` in `ProcessPoolExecutor`, not in `HTTPConnectionPool`).
     OneOf(&'static [&'static str]),
-    /// Any name but one bound only by imports from installed packages
-    /// ([`crate::libraries::is_known_package`]) and not bound again in the text as a plain target:
-    /// `EmptyOperator` after `from airflow.operators.empty import EmptyOperator`.
+    /// Any name but one imported only from installed packages and not bound again in the text
+    /// ([`ImportOrigins::counts`]): `EmptyOperator` after `from airflow.operators.empty import
+    /// EmptyOperator`.
     NotInstalled,
 }
 
@@ -193,8 +193,10 @@ impl WordSearch {
         let mut seen = 0u64;
         let mut from = 0;
         let mut module_elsewhere = false;
-        // The names the text imports only from installed packages, read at the first match that asks.
-        let mut installed_only = None;
+        // The names of pair words that count only outside installed packages' names, judged once the
+        // other word of their pair is seen.
+        let mut pending_names = Vec::new();
+        let mut origins = None;
         // Where the last module match ended: a match in the same name was judged with it.
         let mut judged_to = 0;
         while let Some(found) = self.find_from(text, from) {
@@ -209,14 +211,31 @@ impl WordSearch {
             match self.roles[found.pattern().as_usize()] {
                 Role::Word | Role::Called | Role::WholeName | Role::CountKeyword => {}
                 Role::PairWord(bit) => {
+                    let partner = 1 << (bit ^ 1);
                     if matches!(self.holders[found.pattern().as_usize()], Holders::NotInstalled) {
                         let name = name_around(text.as_bytes(), &found);
-                        let installed_only = installed_only.get_or_insert_with(|| names_installed_only(text));
-                        if installed_only.contains(&text[name]) {
+                        // Judged only once the other word of the pair is seen: most files hold one alone.
+                        if seen & partner == 0 {
+                            pending_names.push((bit, name));
+                            continue;
+                        }
+                        if !origins.get_or_insert_with(|| ImportOrigins::of(text)).counts(text, &text[name]) {
                             continue;
                         }
                     }
                     seen |= 1 << bit;
+                    // The names of the other word that waited for this one are judged now.
+                    if seen & partner == 0 && pending_names.iter().any(|(waiting, _)| 1 << waiting == partner) {
+                        let origins = origins.get_or_insert_with(|| ImportOrigins::of(text));
+                        if pending_names
+                            .iter()
+                            .filter(|(waiting, _)| 1 << waiting == partner)
+                            .any(|(_, name)| origins.counts(text, &text[name.clone()]))
+                        {
+                            seen |= partner;
+                        }
+                        pending_names.retain(|(waiting, _)| 1 << waiting != partner);
+                    }
                     let pair = 0b11 << (bit & !1);
                     if seen & pair == pair {
                         return Some(None);
@@ -270,33 +289,49 @@ impl WordSearch {
     }
 }
 
-/// The names the import statements of `text` write only as imports from installed packages
-/// ([`crate::libraries::is_known_package`]; the name and its alias in `from airflow.operators.bash import
-/// BashOperator as Bash`): never imported from another module, and never bound again in the text as a
-/// plain target ([`rebinds`]).
-fn names_installed_only(text: &str) -> rustc_hash::FxHashSet<&str> {
-    let mut installed = rustc_hash::FxHashSet::default();
-    let mut elsewhere = rustc_hash::FxHashSet::default();
-    crate::project::imported_modules::imported_names_by_origin(
-        text,
-        crate::libraries::is_known_package,
-        |name, from_installed| {
-            if from_installed {
-                installed.insert(name.to_string())
-            } else {
-                elsewhere.insert(name.to_string())
-            };
-        },
-    );
-    installed
-        .iter()
-        .filter(|name| !elsewhere.contains(*name))
-        .filter_map(|name| {
-            let at = text.find(name.as_str())?;
-            let name = &text[at..at + name.len()];
-            (!rebinds(text, name)).then_some(name)
-        })
-        .collect()
+/// Where the names the import statements of a text write come from ([`crate::libraries::is_known_package`]
+/// tells an installed package), read once per text.
+struct ImportOrigins {
+    /// Names written by an import from an installed package (the name and its alias in `from
+    /// airflow.operators.bash import BashOperator as Bash`).
+    installed: rustc_hash::FxHashSet<String>,
+    /// Names written by an import from any other module.
+    elsewhere: rustc_hash::FxHashSet<String>,
+    /// What [`ImportOrigins::counts`] answered, by name.
+    verdicts: rustc_hash::FxHashMap<String, bool>,
+}
+
+impl ImportOrigins {
+    fn of(text: &str) -> Self {
+        let mut origins = ImportOrigins {
+            installed: Default::default(),
+            elsewhere: Default::default(),
+            verdicts: Default::default(),
+        };
+        crate::project::imported_modules::imported_names_by_origin(
+            text,
+            crate::libraries::is_known_package,
+            |name, from_installed| {
+                let names = if from_installed { &mut origins.installed } else { &mut origins.elsewhere };
+                names.insert(name.to_string());
+            },
+        );
+        origins
+    }
+
+    /// Whether a word found in the name `name` counts: unless every import of `name` is from an installed
+    /// package and the text does not bind it again as a plain target ([`rebinds`]).
+    fn counts(&mut self, text: &str, name: &str) -> bool {
+        if !self.installed.contains(name) || self.elsewhere.contains(name) {
+            return true;
+        }
+        if let Some(&known) = self.verdicts.get(name) {
+            return known;
+        }
+        let counts = rebinds(text, name);
+        self.verdicts.insert(name.to_string(), counts);
+        counts
+    }
 }
 
 /// Whether `text` may bind `name` other than by an import: `name` as a whole name after `class`, `def`,
@@ -719,6 +754,7 @@ mod tests {
         for text in [
             "from airflow.operators.empty import EmptyOperator\nEmptyOperator(task_id=\"start\")\n",
             "from airflow.operators.bash import BashOperator as Bash, EmptyOperator\nrun(EmptyOperator, task_id=\"t\")\n",
+            "run(task_id=\"t\")\nfrom airflow.operators.empty import EmptyOperator\nEmptyOperator(task_id=\"u\")\n",
             "def test():\n    from airflow.providers.standard.operators.python import PythonOperator\n    PythonOperator(task_id=\"t\", python_callable=f)\n",
         ] {
             assert!(!may_have_findings(text), "{text}");
@@ -729,6 +765,10 @@ mod tests {
             "from .operators import TrainOperator\nTrainOperator(task_id=\"train\")\n",
             "from airflow.operators.empty import EmptyOperator\nfrom .ops import EmptyOperator\nEmptyOperator(task_id=\"t\")\n",
             "import dags.ops as ops\nops.TrainOperator(task_id=\"train\")\n",
+            // The name after `task_id`, or among others that do not count.
+            "run(task_id=\"t\")\nfrom dags.common import TrainOperator\n",
+            "from airflow.operators.empty import EmptyOperator\nfrom .ops import TrainOperator\nrun(task_id=\"t\")\n",
+            "run(task_id=\"t\")\nfrom airflow.operators.empty import EmptyOperator\nfrom .ops import TrainOperator\n",
             // Bound again, or defined here.
             "from airflow.operators.empty import EmptyOperator\nEmptyOperator = make_operator()\nEmptyOperator(task_id=\"t\")\n",
             "from airflow.operators.empty import EmptyOperator\nclass EmptyOperator(Base):\n    pass\nEmptyOperator(task_id=\"t\")\n",
