@@ -204,3 +204,14 @@ impl Diagnostic {
         (self.file.display_name(), self.start(), self.rule().code(), self.end())
     }
 }
+
+/// Sorts `diagnostics` by [`Diagnostic::sort_key`] (stable), each key computed once: its locations are
+/// looked up in the file's line index, which costs more than comparing them.
+pub fn sort_by_key(diagnostics: &mut Vec<Diagnostic>) {
+    let mut keyed: Vec<_> = std::mem::take(diagnostics)
+        .into_iter()
+        .map(|diagnostic| ((diagnostic.start(), diagnostic.rule().code(), diagnostic.end()), diagnostic))
+        .collect();
+    keyed.sort_by(|(a, first), (b, second)| (first.file.display_name(), a).cmp(&(second.file.display_name(), b)));
+    diagnostics.extend(keyed.into_iter().map(|(_, diagnostic)| diagnostic));
+}

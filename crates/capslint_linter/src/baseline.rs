@@ -228,7 +228,7 @@ impl Baseline {
                 severity: file.unused_suppression,
             });
         }
-        kept.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
+        capslint_diagnostics::diagnostic::sort_by_key(&mut kept);
         kept
     }
 

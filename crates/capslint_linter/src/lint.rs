@@ -162,7 +162,7 @@ pub fn combine(results: Vec<FileResult>, scanned: &[k8s::ScannedYaml]) -> RunRes
         run.notices.extend(outcome.notices);
         run.files_checked += outcome.extra_files;
     }
-    run.diagnostics.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
+    capslint_diagnostics::diagnostic::sort_by_key(&mut run.diagnostics);
     run.errors.sort();
     run.notices.sort();
     run.notices.dedup();

@@ -48,30 +48,29 @@ pub fn check(
             .map(|file| {
                 let checked = resolver.for_file(&file.path).map(|settings| {
                     let input = input_of(&file.path, file.kind, settings, cwd);
-                    (input.settings.clone(), check_input_in(input, &project))
+                    let display_name = input.display_name.clone();
+                    (input.settings.clone(), display_name, check_input_in(input, &project))
                 });
                 // The check read the file: its identity comes from that read.
-                let id = checked.as_ref().ok().and_then(|(_, result)| result.file_id.clone());
+                let id = checked.as_ref().ok().and_then(|(_, _, result)| result.file_id.clone());
                 (file.identified_as(id), checked)
             })
             .collect();
         (walker.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)), checked)
     });
     let mut discovered = walked?;
-    let mut results = std::collections::HashMap::with_capacity(checked.len());
-    let mut found = Vec::with_capacity(checked.len());
-    for (file, result) in checked {
-        results.insert((file.path.clone(), file.kind), result);
-        found.push(file);
-    }
-    discovered.files = discover::chosen(found);
-    let run = discovered
-        .files
+    // Everything below runs on one thread while the pool waits: no path is hashed or shown again.
+    let (found, checked): (Vec<Found>, Vec<Checked>) = checked.into_iter().unzip();
+    let chosen = discover::chosen_indices(&found);
+    discovered.files = chosen.iter().map(|&index| (found[index].path.clone(), found[index].kind)).collect();
+    let mut checked: Vec<Option<Checked>> = checked.into_iter().map(Some).collect();
+    let run = chosen
         .iter()
-        .map(|(path, kind)| {
-            // Every file chosen is one the walk found and the pool checked.
-            let (settings, result) = results.remove(&(path.clone(), *kind)).expect("each file found was checked")?;
-            Ok((input_of(path, *kind, settings, cwd), result))
+        .map(|&index| {
+            let (settings, display_name, result) = checked[index].take().expect("each file is chosen once")?;
+            let Found { path, kind, .. } = &found[index];
+            let input = Input { path: path.clone(), display_name, kind: *kind, contents: None, settings };
+            Ok((input, result))
         })
         .collect::<Result<(Vec<Input>, Vec<FileResult>), ResolveError>>()
         .map(|(inputs, results)| {
@@ -82,9 +81,9 @@ pub fn check(
     Ok(WalkedRun { discovered, run })
 }
 
-/// A file checked while the walk ran: the settings it was checked with and its result, or why its settings
-/// could not be resolved.
-type Checked = Result<(Arc<Settings>, FileResult), ResolveError>;
+/// A file checked while the walk ran: the settings it was checked with, its name as shown and its result,
+/// or why its settings could not be resolved.
+type Checked = Result<(Arc<Settings>, String, FileResult), ResolveError>;
 
 /// The input of a file found on disk.
 fn input_of(path: &Path, kind: FileKind, settings: Arc<Settings>, cwd: &Path) -> Input {

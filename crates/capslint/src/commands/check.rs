@@ -290,7 +290,8 @@ pub fn run(args: &CheckArgs) -> ExitCode {
             Ok(walked) => walked,
             Err(code) => return code,
         };
-        return finish(args, &cwd, baseline.as_ref(), (run, None), &checked_of(&inputs), (unread, skipped), allowed);
+        let checked = checked_of(&inputs, baseline.as_ref());
+        return finish(args, &cwd, baseline.as_ref(), (run, None), &checked, (unread, skipped), allowed);
     }
     let Found { inputs, unread, skipped } = match inputs(args, &resolver, &cwd) {
         Ok(found) => found,
@@ -302,7 +303,7 @@ pub fn run(args: &CheckArgs) -> ExitCode {
     if args.show_settings {
         return show_settings(args, &inputs, &resolver, &cwd);
     }
-    let checked = checked_of(&inputs);
+    let checked = checked_of(&inputs, baseline.as_ref());
     if args.add_noqa {
         return capslint_linter::fix::noqa::run(inputs, unread);
     }
@@ -324,8 +325,12 @@ pub fn run(args: &CheckArgs) -> ExitCode {
     finish(args, &cwd, baseline.as_ref(), (run, fixed), &checked, (unread, skipped), allowed)
 }
 
-/// What each input was checked with, for the baseline.
-fn checked_of(inputs: &[Input]) -> Vec<Checked> {
+/// What each input was checked with, for the baseline: nothing without one (the rules of each file are
+/// matched against its path, which a plain run need not pay for).
+fn checked_of(inputs: &[Input], baseline: Option<&Baseline>) -> Vec<Checked> {
+    if baseline.is_none() {
+        return Vec::new();
+    }
     inputs
         .iter()
         .map(|input| Checked {

@@ -103,9 +103,18 @@ pub struct Found {
     id: Option<FileId>,
     /// Whether the path ends in a symbolic link.
     linked: bool,
+    /// The bytes `path` sorts by ([`path_order_key`]), computed by the walk as it finds the file, so that
+    /// choosing the run's files once the walk is done ([`chosen_indices`]) only compares them.
+    order: Vec<u8>,
 }
 
 impl Found {
+    /// The file at `path`, of kind `kind`, with its identity when known and whether `path` ends in a link.
+    fn new(path: PathBuf, kind: FileKind, id: Option<FileId>, linked: bool) -> Found {
+        let order = path_order_key(&path);
+        Found { path, kind, id, linked, order }
+    }
+
     /// The file, with the identity `id` its reader found (when it found one): for a walk that left the
     /// identities to the reader ([`Identities::FromTheReader`]).
     pub fn identified_as(self, id: Option<FileId>) -> Found {
@@ -176,12 +185,7 @@ pub fn walk(
         } else {
             match confinement.resolve(path, &shown(path)) {
                 Ok(resolved) => match FileKind::of(path).or_else(|| sniff::kind(&resolved)) {
-                    Some(kind) => found(Found {
-                        path: path.clone(),
-                        kind,
-                        id: file_id(path, &metadata),
-                        linked: path.is_symlink(),
-                    }),
+                    Some(kind) => found(Found::new(path.clone(), kind, file_id(path, &metadata), path.is_symlink())),
                     // Named, so never dropped in silence.
                     None => discovered.warnings.push(format!(
                         "{}: not checked: neither its extension, a Python shebang nor a Kubernetes object \
@@ -255,7 +259,7 @@ pub fn walk(
                                 Identities::FromTheReader => None,
                             };
                             let linked = entry.path_is_symlink();
-                            found(Found { path: entry.into_path(), kind, id, linked });
+                            found(Found::new(entry.into_path(), kind, id, linked));
                         }
                     }
                     // A directory that cannot be listed hides files that would have been checked.
@@ -282,16 +286,24 @@ pub fn walk(
 /// is named by its first path in sorted order that is not a symbolic link (a fix writes the file itself,
 /// never through a link): deterministic whatever the order of the arguments and of the walk.
 pub fn chosen(found: Vec<Found>) -> Vec<(PathBuf, FileKind)> {
-    let mut keyed: Vec<_> = found.into_iter().map(|file| (file.linked, path_order_key(&file.path), file)).collect();
-    keyed.sort_unstable_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
+    let indices = chosen_indices(&found);
+    let mut found: Vec<Option<Found>> = found.into_iter().map(Some).collect();
+    indices.into_iter().filter_map(|index| found[index].take()).map(|file| (file.path, file.kind)).collect()
+}
+
+/// [`chosen`], as the positions in `found` of the files chosen, in the order `chosen` gives them.
+pub fn chosen_indices(found: &[Found]) -> Vec<usize> {
+    let mut by_link_and_path: Vec<usize> = (0..found.len()).collect();
+    by_link_and_path
+        .sort_unstable_by(|&a, &b| (found[a].linked, &found[a].order).cmp(&(found[b].linked, &found[b].order)));
     let mut seen = HashSet::new();
-    let mut kept: Vec<_> = keyed
+    let mut kept: Vec<usize> = by_link_and_path
         .into_iter()
-        .filter_map(|(_, key, file)| file.id.is_none_or(|id| seen.insert(id)).then_some((key, file.path, file.kind)))
+        .filter(|&index| found[index].id.as_ref().is_none_or(|id| seen.insert(id)))
         .collect();
-    kept.sort_unstable_by(|a, b| (&a.0, a.2).cmp(&(&b.0, b.2)));
-    kept.dedup_by(|a, b| a.0 == b.0 && a.2 == b.2);
-    kept.into_iter().map(|(_, path, kind)| (path, kind)).collect()
+    kept.sort_unstable_by(|&a, &b| (&found[a].order, found[a].kind).cmp(&(&found[b].order, found[b].kind)));
+    kept.dedup_by(|a, b| found[*a].order == found[*b].order && found[*a].kind == found[*b].kind);
+    kept
 }
 
 /// Bytes that sort as `path` sorts (`Path`'s order compares component by component): each component
