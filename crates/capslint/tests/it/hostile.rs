@@ -367,6 +367,30 @@ fn package_names_in_prose_are_passed_over_in_linear_time() {
 }
 
 #[test]
+fn names_holding_a_pair_word_or_a_pool_are_judged_in_linear_time() {
+    // `Operator` pairs with `task_id` only outside names imported from installed packages, and `Pool`
+    // counts only in a pool's name: a name holding the word a million times is judged once, and the
+    // names searched for in the whole text are bounded in number.
+    let operators: Vec<String> = (0..50_000).map(|index| format!("A{index}Operator")).collect();
+    let calls: Vec<String> = operators.iter().map(|operator| format!("{operator}(task_id='t')")).collect();
+    for (name, text) in [
+        (
+            "one_operator_name.py",
+            format!(
+                "from airflow.operators.empty import EmptyOperator\nx = {}\nEmptyOperator(task_id='t')\n",
+                "Operator".repeat(1_000_000)
+            ),
+        ),
+        ("many_operators.py", format!("from airflow.models import {}\n{}\n", operators.join(", "), calls.join("\n"))),
+        ("one_pool_name.py", format!("from x import {}\nlightgbm = 1\n", "Pool".repeat(1_000_000))),
+    ] {
+        let started = std::time::Instant::now();
+        assert_eq!(lint_codes(name, text), Vec::<String>::new(), "{name}");
+        assert!(started.elapsed() < std::time::Duration::from_secs(20), "{name} took {:?}", started.elapsed());
+    }
+}
+
+#[test]
 fn words_in_prose_are_passed_over_in_linear_time() {
     // Every word of these files is in a comment or a docstring: each match is judged from the bytes
     // since the one before it, and the prose is blanked in one scan.

@@ -197,6 +197,8 @@ impl WordSearch {
         // other word of their pair is seen.
         let mut pending_names = Vec::new();
         let mut origins = None;
+        // Where the name of the last such word ends: a match inside it is the same name.
+        let mut pair_name_end = 0;
         // Where the last module match ended: a match in the same name was judged with it.
         let mut judged_to = 0;
         while let Some(found) = self.find_from(text, from) {
@@ -213,7 +215,11 @@ impl WordSearch {
                 Role::PairWord(bit) => {
                     let partner = 1 << (bit ^ 1);
                     if matches!(self.holders[found.pattern().as_usize()], Holders::NotInstalled) {
+                        if found.start() < pair_name_end {
+                            continue;
+                        }
                         let name = name_around(text.as_bytes(), &found);
+                        pair_name_end = name.end;
                         // Judged only once the other word of the pair is seen: most files hold one alone.
                         if seen & partner == 0 {
                             pending_names.push((bit, name));
@@ -275,10 +281,14 @@ impl WordSearch {
                 return true;
             }
             let mut from = 0;
+            // Where the name of the last module's match ends: a match inside it was judged with it.
+            let mut name_end = 0;
             while let Some(found) = self.find_from(statement, from) {
-                if matches!(self.roles[found.pattern().as_usize()], Role::Module) {
+                if matches!(self.roles[found.pattern().as_usize()], Role::Module) && found.start() >= name_end {
                     let bytes = statement.as_bytes();
-                    if self.held_by_a_counted_name(bytes, name_around(bytes, &found).start, &found) {
+                    let name = name_around(bytes, &found);
+                    name_end = name.end;
+                    if self.held_by_a_counted_name(bytes, name.start, &found) {
                         return true;
                     }
                 }
@@ -320,7 +330,8 @@ impl ImportOrigins {
     }
 
     /// Whether a word found in the name `name` counts: unless every import of `name` is from an installed
-    /// package and the text does not bind it again as a plain target ([`rebinds`]).
+    /// package and the text does not bind it again as a plain target ([`rebinds`]). Each name is
+    /// searched for in the whole text once, for at most [`MAX_JUDGED_NAMES`] names: any other counts.
     fn counts(&mut self, text: &str, name: &str) -> bool {
         if !self.installed.contains(name) || self.elsewhere.contains(name) {
             return true;
@@ -328,35 +339,40 @@ impl ImportOrigins {
         if let Some(&known) = self.verdicts.get(name) {
             return known;
         }
+        if self.verdicts.len() >= MAX_JUDGED_NAMES {
+            return true;
+        }
         let counts = rebinds(text, name);
         self.verdicts.insert(name.to_string(), counts);
         counts
     }
 }
 
-/// Whether `text` may bind `name` other than by an import: `name` as a whole name after `class`, `def`,
-/// `for`, `global`, `nonlocal` or `del`, or after `as` on a line that is not an import, or before `=`
-/// (not `==`) or `:` (an annotated assignment, `:=`).
+/// How many names one text's [`ImportOrigins::counts`] searches for: each search reads the whole text.
+const MAX_JUDGED_NAMES: usize = 64;
+
+/// Whether `text` may bind `name` other than by an import of it: `name` as a whole name after `class`,
+/// `def`, `for`, `as` (an alias, which only an import from elsewhere would make count anyway), `global`,
+/// `nonlocal` or `del`, or before `=` (not `==`) or `:` (an annotated assignment, `:=`). One pass over
+/// the text: each occurrence looks at the blanks and the word before it and the blanks after it.
 fn rebinds(text: &str, name: &str) -> bool {
     let bytes = text.as_bytes();
+    let is_blank = |byte: &&u8| matches!(byte, b' ' | b'\t');
     memchr::memmem::find_iter(bytes, name.as_bytes()).any(|at| {
         let end = at + name.len();
         if continues_a_name(bytes, at) || bytes.get(end).is_some_and(|byte| is_name_byte(*byte)) {
             return false;
         }
-        let after = bytes[end..].iter().find(|byte| !matches!(byte, b' ' | b'\t'));
-        let assigned = match after {
-            Some(b'=') => bytes[end..].iter().skip_while(|byte| matches!(byte, b' ' | b'\t')).nth(1) != Some(&b'='),
+        let mut after = bytes[end..].iter().skip_while(is_blank);
+        let assigned = match after.next() {
+            Some(b'=') => after.next() != Some(&b'='),
             Some(b':') => true,
             _ => false,
         };
-        let line_start = memchr::memrchr(b'\n', &bytes[..at]).map_or(0, |newline| newline + 1);
-        let before = text[line_start..at].trim_end();
-        let keyword = before.rsplit(|c: char| !c.is_ascii_alphanumeric() && c != '_').next().unwrap_or("");
-        let is_import_line = matches!(text[line_start..].split_whitespace().next(), Some("from" | "import"));
+        let word_end = at - bytes[..at].iter().rev().take_while(is_blank).count();
+        let word_start = word_end - bytes[..word_end].iter().rev().take_while(|byte| is_name_byte(**byte)).count();
         assigned
-            || matches!(keyword, "class" | "def" | "for" | "global" | "nonlocal" | "del")
-            || (keyword == "as" && !is_import_line)
+            || matches!(&text[word_start..word_end], "class" | "def" | "for" | "as" | "global" | "nonlocal" | "del")
     })
 }
 
