@@ -105,26 +105,32 @@ fn any_statement_unless(
 /// [`any_imported_name_outside`] for one statement: `from M import ...` or `import ...`, anything else holds no
 /// name.
 fn statement_names(statement: &str, name: &mut String, found: &mut impl FnMut(&str) -> bool) -> bool {
-    let mut words = statement.split_whitespace();
-    match (words.next(), words.next(), words.next()) {
-        (Some("from"), Some(module), Some("import")) => {
-            // The list is what follows the third word, wherever the blanks between the words were.
-            let list = after_words(statement, 3);
-            imported(list).any(|imported| {
-                name.clear();
-                name.push_str(module);
-                if !module.ends_with('.') {
-                    name.push('.');
-                }
-                name.push_str(imported);
-                found(name)
-            })
-        }
-        (Some("import"), ..) => imported(after_words(statement, 1)).any(|module| {
+    match statement_parts(statement) {
+        Some((Some(module), list)) => imported(list).any(|imported| {
+            name.clear();
+            name.push_str(module);
+            if !module.ends_with('.') {
+                name.push('.');
+            }
+            name.push_str(imported);
+            found(name)
+        }),
+        Some((None, list)) => imported(list).any(|module| {
             // `M`, then `M.N`, ...: each package on the path is bound or imported.
             module.match_indices('.').map(|(dot, _)| &module[..dot]).chain([module]).any(&mut *found)
         }),
-        _ => false,
+        None => false,
+    }
+}
+
+/// The module of a `from M import ...` statement (`None` for `import ...`) and its import list: the text
+/// after `import`, wherever the blanks between the words were. `None` for any other statement.
+fn statement_parts(statement: &str) -> Option<(Option<&str>, &str)> {
+    let mut words = statement.split_whitespace();
+    match (words.next(), words.next(), words.next()) {
+        (Some("from"), Some(module), Some("import")) => Some((Some(module), after_words(statement, 3))),
+        (Some("import"), ..) => Some((None, after_words(statement, 1))),
+        _ => None,
     }
 }
 
@@ -134,16 +140,8 @@ fn statement_names(statement: &str, name: &mut String, found: &mut impl FnMut(&s
 /// O` binds `O` and `import M.N` binds `M`, both from `M.N`. A star import names nothing.
 pub fn imported_names_by_origin(text: &str, installed: impl Fn(&str) -> bool, mut named: impl FnMut(&str, bool)) {
     any_import_statement(text, |statement| {
-        let mut words = statement.split_whitespace();
-        let (module, list) = match (words.next(), words.next(), words.next()) {
-            (Some("from"), Some(module), Some("import")) => (Some(module), after_words(statement, 3)),
-            (Some("import"), ..) => (None, after_words(statement, 1)),
-            _ => return false,
-        };
-        for item in list.split(',') {
-            let item = item.trim().trim_start_matches('(').trim_end_matches(')');
-            let mut parts = item.split_whitespace();
-            let (Some(name), alias) = (parts.next(), parts.nth(1)) else { continue };
+        let Some((module, list)) = statement_parts(statement) else { return false };
+        for (name, alias) in imported_with_aliases(list) {
             let from_installed = is_installed(module.unwrap_or(name), &installed);
             match (alias, module) {
                 (Some(alias), Some(_)) => {
@@ -151,8 +149,7 @@ pub fn imported_names_by_origin(text: &str, installed: impl Fn(&str) -> bool, mu
                     named(alias, from_installed);
                 }
                 (Some(alias), None) => named(alias, from_installed),
-                (None, Some(_)) if name != "*" => named(name, from_installed),
-                (None, Some(_)) => {}
+                (None, Some(_)) => named(name, from_installed),
                 (None, None) => named(name.split('.').next().unwrap_or(name), from_installed),
             }
         }
@@ -188,10 +185,20 @@ pub fn imported_names(text: &str) -> Vec<String> {
 
 /// The names of an import list (`a as b, (c, d)`): the imported names, not their aliases.
 fn imported(list: &str) -> impl Iterator<Item = &str> {
+    imported_with_aliases(list).map(|(name, _)| name)
+}
+
+/// The names of an import list with their aliases (`a as b, (c, d)`: `a` as `b`, `c`, `d`); a star names
+/// nothing.
+fn imported_with_aliases(list: &str) -> impl Iterator<Item = (&str, Option<&str>)> {
     list.split(',').filter_map(|item| {
-        let name = item.trim().trim_start_matches('(').split_whitespace().next()?;
-        let name = name.trim_end_matches(')');
-        (!name.is_empty() && name != "*").then_some(name)
+        let mut words = item.trim().trim_start_matches('(').split_whitespace();
+        let name = words.next()?.trim_end_matches(')');
+        let alias = match (words.next(), words.next()) {
+            (Some("as"), Some(alias)) => Some(alias.trim_end_matches(')')),
+            _ => None,
+        };
+        (!name.is_empty() && name != "*").then_some((name, alias))
     })
 }
 
