@@ -268,8 +268,7 @@ impl WordSearch {
     /// anywhere, unless the module counts only inside some whole names and that name is not one of them.
     fn held_by_a_counted_name(&self, bytes: &[u8], start: usize, found: &aho_corasick::Match) -> bool {
         let Holders::OneOf(holders) = self.holders[found.pattern().as_usize()] else { return true };
-        let end = name_around(bytes, found).end;
-        holders.iter().any(|holder| holder.as_bytes() == &bytes[start..end])
+        holders.iter().any(|holder| holder.as_bytes() == &bytes[start..name_end(bytes, found.end())])
     }
 
     /// Whether an import statement of `text` (as [`crate::project::imported_modules`] reads them, comments
@@ -389,7 +388,7 @@ fn rebinds(text: &str, name: &str) -> bool {
 /// goes on (`n_jobs=2  # two` then `- 3)`), so the match counts.
 fn is_settled_count_at(bytes: &[u8], start: usize, end: usize) -> bool {
     let is_blank = |byte: &u8| matches!(byte, b' ' | b'\t');
-    let name_end = end + bytes[end..].iter().take_while(|byte| is_name_byte(**byte)).count();
+    let name_end = name_end(bytes, end);
     let Ok(name) = std::str::from_utf8(&bytes[start..name_end]) else { return false };
     if continues_a_name(bytes, start) || !capslint_cpu::keywords::is_thread_count_keyword(name) {
         return false;
@@ -412,8 +411,12 @@ fn is_settled_count_at(bytes: &[u8], start: usize, end: usize) -> bool {
 /// before and after it.
 fn name_around(bytes: &[u8], found: &aho_corasick::Match) -> std::ops::Range<usize> {
     let before = bytes[..found.start()].iter().rev().take_while(|byte| is_name_byte(**byte)).count();
-    let after = bytes[found.end()..].iter().take_while(|byte| is_name_byte(**byte)).count();
-    found.start() - before..found.end() + after
+    found.start() - before..name_end(bytes, found.end())
+}
+
+/// Where the name that goes on at byte `at` of `bytes` ends.
+fn name_end(bytes: &[u8], at: usize) -> usize {
+    at + bytes[at..].iter().take_while(|byte| is_name_byte(**byte)).count()
 }
 
 /// Where the name holding byte `at` starts (`ProcessPoolExecutor` for `Pool`), looked for back to
@@ -656,6 +659,20 @@ mod tests {
 
     use super::*;
 
+    /// Asserts that the prefilter lets each of `texts` through.
+    fn assert_let_through(texts: &[&str]) {
+        for text in texts {
+            assert!(may_have_findings(text), "{text}");
+        }
+    }
+
+    /// Asserts that the prefilter lets none of `texts` through.
+    fn assert_held_back(texts: &[&str]) {
+        for text in texts {
+            assert!(!may_have_findings(text), "{text}");
+        }
+    }
+
     #[test]
     fn words_written_out_or_spelled_indirectly_let_a_file_through() {
         assert!(may_have_findings("Parallel(n_jobs=-1)(delayed(f)(x) for x in xs)\n"));
@@ -694,7 +711,7 @@ mod tests {
             assert!(!may_have_findings(text), "{text}");
             assert!(!function_may_have_findings(&format!("def f():\n    {}", text.trim_start()), "f"), "{text}");
         }
-        for text in [
+        assert_let_through(&[
             "f(n_jobs=-1)\n",
             "f(n_jobs=0)\n",
             "f(nthread=0)\n",
@@ -725,9 +742,7 @@ mod tests {
             "f(num_threads=2, n_jobs=n)\n",
             // Spelled indirectly.
             "f(**{\"n_\" \"jobs\": -1})\n",
-        ] {
-            assert!(may_have_findings(text), "{text}");
-        }
+        ]);
     }
 
     #[test]
@@ -743,15 +758,13 @@ mod tests {
 
     #[test]
     fn a_pool_counts_only_in_the_name_of_a_pool_a_rule_checks() {
-        for text in [
+        assert_held_back(&[
             "from urllib3 import HTTPConnectionPool\nHTTPConnectionPool(\"localhost\")\n",
             "import urllib3\nurllib3.HTTPConnectionPool(\"localhost\")\n",
             "from psycopg2.pool import SimpleConnectionPool as Pooled\n",
             "pool = getattr(module, \"ConnectionPool\")\n",
-        ] {
-            assert!(!may_have_findings(text), "{text}");
-        }
-        for text in [
+        ]);
+        assert_let_through(&[
             "from multiprocessing import Pool\n",
             "from multiprocessing.pool import ThreadPool as TP\n",
             "from concurrent.futures import (\n    ThreadPoolExecutor,\n    ProcessPoolExecutor,\n)\n",
@@ -760,22 +773,18 @@ mod tests {
             "ctx = mp.get_context(\"spawn\")\nctx.Pool()\n",
             "executor = getattr(futures, \"ProcessPoolExecutor\")\n",
             "from urllib3 import HTTPConnectionPool\nfrom torch.multiprocessing import Pool\n",
-        ] {
-            assert!(may_have_findings(text), "{text}");
-        }
+        ]);
     }
 
     #[test]
     fn an_operator_imported_only_from_an_installed_package_pairs_with_no_task_id() {
-        for text in [
+        assert_held_back(&[
             "from airflow.operators.empty import EmptyOperator\nEmptyOperator(task_id=\"start\")\n",
             "from airflow.operators.bash import BashOperator as Bash, EmptyOperator\nrun(EmptyOperator, task_id=\"t\")\n",
             "run(task_id=\"t\")\nfrom airflow.operators.empty import EmptyOperator\nEmptyOperator(task_id=\"u\")\n",
             "def test():\n    from airflow.providers.standard.operators.python import PythonOperator\n    PythonOperator(task_id=\"t\", python_callable=f)\n",
-        ] {
-            assert!(!may_have_findings(text), "{text}");
-        }
-        for text in [
+        ]);
+        assert_let_through(&[
             // Another module of the project may define a pod operator by any name.
             "from dags.common import GpuTrainingOperator\nGpuTrainingOperator(task_id=\"train\")\n",
             "from .operators import TrainOperator\nTrainOperator(task_id=\"train\")\n",
@@ -790,9 +799,7 @@ mod tests {
             "from airflow.operators.empty import EmptyOperator\nclass EmptyOperator(Base):\n    pass\nEmptyOperator(task_id=\"t\")\n",
             "from airflow.models import BaseOperator\nclass TrainOperator(BaseOperator):\n    pass\nTrainOperator(task_id=\"t\")\n",
             "try:\n    from airflow.operators.empty import EmptyOperator\nexcept ImportError:\n    EmptyOperator: type = Fallback\nEmptyOperator(task_id=\"t\")\n",
-        ] {
-            assert!(may_have_findings(text), "{text}");
-        }
+        ]);
     }
 
     #[test]
@@ -815,53 +822,43 @@ mod tests {
     #[test]
     fn a_booster_package_counts_where_the_text_can_name_it() {
         // Imports, whatever their shape.
-        for text in [
+        assert_let_through(&[
             "import xgboost as xgb\n",
             "from lightgbm.sklearn import LGBMClassifier\n",
             "import numpy, \\\n    catboost\n",
             "from xgboost import *\n",
             "from optuna.integration import (\n    # the tuner\n    lightgbm as lgb,\n)\n",
             "try:\n    import lightgbm\nexcept ImportError:\n    lightgbm = None\n",
-        ] {
-            assert!(may_have_findings(text), "{text}");
-        }
+        ]);
         // Attributes, across blanks, line breaks and comments.
-        for text in [
+        assert_let_through(&[
             "import optuna\noptuna.integration.lightgbm.train(params, data)\n",
             "m = (optuna.integration.  # the tuner\n\n     lightgbm.train(params, data))\n",
             "m = optuna.integration. \\\n    lightgbm\n",
-        ] {
-            assert!(may_have_findings(text), "{text}");
-        }
+        ]);
         // Strings naming the module.
         assert!(may_have_findings("xgb = importlib.import_module(\"xgboost\")\n"));
         assert!(may_have_findings("xgb = pytest.importorskip('xgboost.sklearn')\n"));
         assert!(may_have_findings("xgb = importlib.import_module(\"xg\" \"boost\")\n"));
         // Prose, and names that merely contain the package's.
-        for text in [
+        assert_held_back(&[
             "def f():\n    \"\"\"Fits like xgboost does.\"\"\"\n",
             "# See lightgbm's documentation.\nx = 1\n",
             "use_xgboost = True\nif use_xgboost:\n    pass\n",
             "class Wrapper:\n    name = catboost_name\n",
-        ] {
-            assert!(!may_have_findings(text), "{text}");
-        }
+        ]);
         // Entry points, reached the same ways, or through a star import.
-        for text in [
+        assert_let_through(&[
             "import concurrent.futures as cf\ncf.ProcessPoolExecutor(max_workers=4)\n",
             "from joblib import Parallel, delayed\n",
             "from multiprocessing import *\nwith Pool() as pool:\n    pass\n",
             "import os\nworkers = os.cpu_count()\n",
             "executor_class = getattr(futures, \"ProcessPoolExecutor\")\n",
-        ] {
-            assert!(may_have_findings(text), "{text}");
-        }
-        for text in [
+        ]);
+        assert_held_back(&[
             "\"\"\"Draws Parallel coordinates of a Pool of PodOperator runs.\"\"\"\n",
             "class ThreadPoolish:\n    pass\n",
-        ] {
-            assert!(!may_have_findings(text), "{text}");
-        }
+        ]);
         // A function's own text holds no import: there the package counts wherever it is written.
         let module = "import xgboost\n\ndef fit(params, data):\n    return xgboost.train(params, data)\n";
         assert!(function_may_have_findings(module, "fit"));
