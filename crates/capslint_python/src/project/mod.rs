@@ -191,7 +191,9 @@ impl ProjectIndex {
     /// the run parses that module for its own check too ([`crate::check`] takes the kept tree), and a call
     /// followed into it walks the same tree. Any other tree is dropped here.
     fn keep_if_checked(&self, path: &Path, tree: ProjectModule) {
-        if !crate::prefilter::may_have_findings(tree.file.text()) {
+        // Answered by the module's words when an import check read them already.
+        let known = self.prefiltered.read().ok().and_then(|known| known.get(path).cloned().flatten());
+        if !known.map_or_else(|| crate::prefilter::may_have_findings(tree.file.text()), |words| words.module) {
             return;
         }
         let Ok(mut trees) = self.trees.lock() else { return };
