@@ -205,6 +205,18 @@ impl Diagnostic {
     }
 }
 
+/// Builds the line index of every file `diagnostics` point into ([`SourceFile::index_lines`]). A run calls
+/// it on the thread that checked the file, so that the run's sort ([`sort_by_key`]) and report, on one
+/// thread after the pool is done, only look locations up.
+pub fn index_lines(diagnostics: &[Diagnostic]) {
+    for diagnostic in diagnostics {
+        diagnostic.file.index_lines();
+        for related in &diagnostic.finding.related {
+            related.file.index_lines();
+        }
+    }
+}
+
 /// Sorts `diagnostics` by [`Diagnostic::sort_key`] (stable), each key computed once: its locations are
 /// looked up in the file's line index, which costs more than comparing them.
 pub fn sort_by_key(diagnostics: &mut Vec<Diagnostic>) {

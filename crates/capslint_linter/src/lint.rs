@@ -181,7 +181,9 @@ pub(crate) fn check_input_in(input: Input, project: &ProjectIndex) -> FileResult
     let display_name = input.display_name.clone();
     let path = input.path.clone();
     let settings = Arc::clone(&input.settings);
-    contain_panic(path, display_name, &settings, || check_input_inner(input, project))
+    let result = contain_panic(path, display_name, &settings, || check_input_inner(input, project));
+    capslint_diagnostics::diagnostic::index_lines(&result.diagnostics);
+    result
 }
 
 /// Runs one file's check; a panic becomes an internal-error diagnostic (CAP001) for that file alone.

@@ -84,6 +84,12 @@ impl SourceFile {
         &self.text
     }
 
+    /// Builds the line index now, on this thread, if it is not built yet: locating a byte offset
+    /// ([`SourceFile::location`]) then costs a lookup wherever it is asked.
+    pub fn index_lines(&self) {
+        self.line_index();
+    }
+
     fn line_index(&self) -> &LineIndex {
         self.line_index.get_or_init(|| LineIndex::from_source_text(&self.text))
     }
@@ -122,5 +128,19 @@ impl SourceFile {
         let line = &self.text[range];
         let trimmed = line.trim_end_matches(['\n', '\r']);
         TextRange::at(range.start(), TextSize::of(trimmed))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_line_index_is_built_when_asked_and_then_only_looked_up() {
+        let file = SourceFile::new(PathBuf::from("a.py"), "a.py".into(), "x = 1\nyé = 2\n".into());
+        assert!(file.line_index.get().is_none(), "built lazily");
+        file.index_lines();
+        assert!(file.line_index.get().is_some());
+        assert_eq!(file.location(TextSize::from(9)), Location { row: 2, column: 3 });
     }
 }
