@@ -123,12 +123,11 @@ fn configured_limit_env() -> Option<String> {
 /// Runs `work` on a thread pool whose threads have deep stacks, so deeply nested input is parsed and
 /// walked without overflowing. The work ends the process when it is done (`check`, `audit`), so the
 /// memory it frees is kept ([`keep_freed_memory`]) and the heap is held in huge pages where the system
-/// allows ([`huge_pages::advise_heap`]).
+/// allows ([`capslint_workspace::advise_heap_huge_pages`]).
 fn run_in_pool(work: impl FnOnce() -> ExitCode + Send) -> ExitCode {
     const STACK_BYTES: usize = 256 * 1024 * 1024;
     keep_freed_memory();
-    #[cfg(target_os = "linux")]
-    crate::huge_pages::advise_heap();
+    capslint_workspace::advise_heap_huge_pages();
     match rayon::ThreadPoolBuilder::new().stack_size(STACK_BYTES).build() {
         Ok(pool) => pool.install(work),
         Err(_) => work(),

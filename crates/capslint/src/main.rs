@@ -7,8 +7,6 @@ mod cli;
 mod color;
 mod commands;
 mod error_report;
-#[cfg(target_os = "linux")]
-mod huge_pages;
 
 use std::process::ExitCode;
 

@@ -1,18 +1,18 @@
-//! Transparent huge pages for the heap of a command that ends when its work is done ([`advise_heap`]).
+//! What Linux alone offers a run: transparent huge pages for the heap ([`advise_heap_huge_pages`]).
 //!
 //! mimalloc reserves its arena (the address range every thread's segments come from) with one mapping
-//! before `main` runs. A `check` over a thousand files grows the heap to tens of MiB within
-//! a few dozen milliseconds, one 4 KiB page fault at a time: about 6% of the run's CPU on the benchmark
-//! corpus. Where the system leaves huge pages to the program's advice (`madvise` in
+//! before `main` runs. A `check` over a thousand files grows the heap to tens of MiB within a few dozen
+//! milliseconds, one 4 KiB page fault at a time: about 6% of the run's CPU on the benchmark corpus. Where
+//! the system leaves huge pages to the program's advice (`madvise` in
 //! `/sys/kernel/mm/transparent_hugepage/enabled`, the usual default), advising the arena's mapping
 //! `MADV_HUGEPAGE` has the kernel fault in 2 MiB at a time. The price is memory: the heap is held in
-//! 2 MiB pages, about 20 MiB more at the peak of a run, whatever its size. So only the batch commands
-//! ask for it; the servers (`exec --watch`, the webhook, the language server) keep 4 KiB pages, as
-//! mimalloc is built without its own huge-page advice (`no_thp`).
+//! 2 MiB pages, about 20 MiB more at the peak of a run, whatever its size. So only the commands that end
+//! when their work is done ask for it; the servers (`exec --watch`, the webhook, the language server)
+//! keep 4 KiB pages, as mimalloc is built without its own huge-page advice (`no_thp`).
 
 /// Advises the mapping that holds the heap `MADV_HUGEPAGE`. Best effort: where the mapping cannot be
 /// found or the kernel refuses the advice, the heap stays in small pages and nothing else changes.
-pub fn advise_heap() {
+pub fn advise_heap_huge_pages() {
     let probe = Box::new(0u64);
     let address = std::ptr::from_ref::<u64>(&probe) as usize;
     let Ok(maps) = std::fs::read_to_string("/proc/self/maps") else { return };
@@ -58,7 +58,7 @@ mod tests {
     /// (`MADV_HUGEPAGE`), whatever the system's huge-page setting.
     #[test]
     fn the_heap_s_mapping_is_advised_huge_pages() {
-        advise_heap();
+        advise_heap_huge_pages();
         let probe = Box::new(0u64);
         let address = std::ptr::from_ref::<u64>(&probe) as usize;
         let smaps = std::fs::read_to_string("/proc/self/smaps").unwrap();
