@@ -602,6 +602,15 @@ pub fn class_may_have_findings(text: &str, name: &str) -> bool {
         .any(|(defined, definition)| defined == name && function_may_have_findings_in(definition))
 }
 
+/// The module-level classes of `text` that may have findings when a call of one of their methods is
+/// followed, each as [`class_may_have_findings`] answers for it, found in one pass over the text.
+pub fn classes_with_findings(text: &str) -> rustc_hash::FxHashSet<&str> {
+    top_level_statements(text, "class ")
+        .filter(|(_, definition)| function_may_have_findings_in(definition))
+        .map(|(name, _)| name)
+        .collect()
+}
+
 /// Each top-level definition of a function in `text`: its name and its text.
 fn top_level_definitions(text: &str) -> impl Iterator<Item = (&str, &str)> {
     top_level_statements(text, "def ")
@@ -655,6 +664,24 @@ mod tests {
         let mut found: Vec<&str> = super::functions_with_findings(module).into_iter().collect();
         found.sort_unstable();
         assert_eq!(found, ["etl", "fit"]);
+    }
+
+    #[test]
+    fn a_class_is_searched_in_its_own_text_and_all_classes_in_one_pass() {
+        let module = "import lightgbm\n\nclass Plain:\n    def fit(self):\n        return 1\n\n\
+                      class Booster(Base):\n    def fit(self, X):\n        return lightgbm.train({}, X)\n\n\
+                      class Pools:\n    def run(self):\n        Parallel(n_jobs=-1)\n\n\
+                      class Plain:\n    # Defined again, with a word: a call may reach either.\n    \
+                      def cap(self):\n        os.environ['OMP_NUM_THREADS'] = '1'\n";
+        let mut found: Vec<&str> = super::classes_with_findings(module).into_iter().collect();
+        found.sort_unstable();
+        assert_eq!(found, ["Booster", "Plain", "Pools"]);
+        for name in ["Booster", "Plain", "Pools", "Missing", "Boost"] {
+            assert_eq!(super::class_may_have_findings(module, name), found.contains(&name), "{name}");
+        }
+        let without = "class Plain:\n    pass\n";
+        assert!(super::classes_with_findings(without).is_empty());
+        assert!(!super::class_may_have_findings(without, "Plain"));
     }
 
     use super::*;

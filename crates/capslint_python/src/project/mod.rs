@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
 use ruff_python_ast::Stmt;
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::libraries;
 use super::limits::{Cut, Limit};
@@ -112,8 +112,9 @@ pub struct ProjectIndex {
     /// The modules kept parsed because a call was followed into one of their functions, or because their
     /// own check parses them too ([`ProjectIndex::keep_if_checked`]).
     trees: Mutex<FxHashMap<PathBuf, TreeCell>>,
-    /// Whether each class asked for, by module and name, passes the prefilter.
-    class_words: RwLock<FxHashMap<(PathBuf, String), bool>>,
+    /// The top-level classes of each module asked about whose text passes the prefilter, found at the
+    /// first question (`None`: the module cannot be read).
+    class_words: RwLock<FxHashMap<PathBuf, Option<Arc<FxHashSet<String>>>>>,
 }
 
 impl Drop for ProjectIndex {
@@ -303,21 +304,22 @@ impl ProjectIndex {
     }
 
     /// Whether the text of the module at `path` has a top-level class `class` whose text passes the
-    /// prefilter ([`crate::prefilter::class_may_have_findings`]); answered once per module and class.
+    /// prefilter ([`crate::prefilter::class_may_have_findings`]): the module's text is read once and
+    /// answered for all its classes at once.
     fn class_passes_prefilter(&self, path: &Path, class: &str) -> bool {
-        let key = (path.to_path_buf(), class.to_string());
-        if let Some(known) = self.class_words.read().ok().and_then(|known| known.get(&key).copied()) {
-            return known;
-        }
-        let display = capslint_workspace::discover::display_name(path, &self.cwd);
-        let passes = self
-            .reader
-            .read_to_string(path, &display, MAX_MODULE_BYTES)
-            .is_ok_and(|text| crate::prefilter::class_may_have_findings(&text, class));
-        if let Ok(mut known) = self.class_words.write() {
-            known.insert(key, passes);
-        }
-        passes
+        let known = self.class_words.read().ok().and_then(|known| known.get(path).cloned());
+        let classes = known.unwrap_or_else(|| {
+            let display = capslint_workspace::discover::display_name(path, &self.cwd);
+            let classes = self.reader.read_to_string(path, &display, MAX_MODULE_BYTES).ok().map(|text| {
+                let names = crate::prefilter::classes_with_findings(&text);
+                Arc::new(names.into_iter().map(str::to_owned).collect::<FxHashSet<String>>())
+            });
+            if let Ok(mut known) = self.class_words.write() {
+                known.insert(path.to_path_buf(), classes.clone());
+            }
+            classes
+        });
+        classes.is_some_and(|classes| classes.contains(class))
     }
 
     /// Whether `directory` holds a module or package named `name` (`name.py`, `name/`): asked before any
