@@ -122,12 +122,10 @@ fn configured_limit_env() -> Option<String> {
 
 /// Runs `work` on a thread pool whose threads have deep stacks, so deeply nested input is parsed and
 /// walked without overflowing. The work ends the process when it is done (`check`, `audit`), so the
-/// memory it frees is kept ([`keep_freed_memory`]) and the heap is held in huge pages where the system
-/// allows ([`capslint_workspace::advise_heap_huge_pages`]).
+/// memory it frees is kept ([`keep_freed_memory`]).
 fn run_in_pool(work: impl FnOnce() -> ExitCode + Send) -> ExitCode {
     const STACK_BYTES: usize = 256 * 1024 * 1024;
     keep_freed_memory();
-    capslint_workspace::advise_heap_huge_pages();
     match rayon::ThreadPoolBuilder::new().stack_size(STACK_BYTES).build() {
         Ok(pool) => pool.install(work),
         Err(_) => work(),

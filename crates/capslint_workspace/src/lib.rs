@@ -2,8 +2,7 @@
 //! settings they resolve to ([`config`], [`settings`]), the files to check ([`discover`]), the roots a run
 //! may read below ([`confine`]), paths made comparable ([`paths`]), the edited text `--fix` keeps in
 //! memory ([`edited`]) and the atomic replacement of a file ([`atomic`]). What differs between operating
-//! systems in opening, identifying and rewriting a file, and in the pages of the heap, is behind one
-//! private module, `platform`.
+//! systems in opening, identifying and rewriting a file is behind one private module, `platform`.
 //!
 //! It analyses nothing: no rule runs here, and of the parsers only ruff's expression parser is called, to
 //! validate the `fix-thread-count` setting. It may depend on `capslint_cpu` and `capslint_diagnostics`
@@ -19,7 +18,4 @@ mod platform;
 
 /// The identity of a file whatever the path that reaches it.
 pub use platform::FileId;
-/// Holds the heap in transparent huge pages where the system allows (Linux): for the commands that end
-/// when their work is done, never for the servers.
-pub use platform::advise_heap_huge_pages;
 pub mod settings;

@@ -1,13 +1,10 @@
 //! Portability: `capslint check` builds and runs on every system, so the sources say where each
 //! system's API is used. No crate but the in-pod ones (`capslint_pod`, the in-pod verbs, and
 //! `capslint_watch`, the supervisor of `exec --watch`: Linux inside) names a Linux-only
-//! API, but the Linux implementation of the workspace crate's platform module
-//! (`crates/capslint_workspace/src/platform/linux.rs`), which the module's selector (`mod.rs`) names in
-//! `#[cfg(...)]` gates alone; a unix-only API is named only by the unix and Linux implementations of that
-//! module (`crates/capslint_workspace/src/platform/unix.rs`) and by unit tests gated by `#[cfg(unix)]`;
-//! every unix item of that module has a portable twin of the same signature, and every Linux item a twin
-//! of the same signature in the selector; and `libc` is a dependency of the in-pod crates on Linux alone,
-//! and of any other crate on unix alone.
+//! API; a unix-only API is named only by the unix implementation of the workspace crate's platform module
+//! (`crates/capslint_workspace/src/platform/unix.rs`) and by unit tests gated by `#[cfg(unix)]`; every
+//! unix item of that module has a portable twin of the same signature; and `libc` is a dependency of
+//! the in-pod crates on Linux alone, and of any other crate on unix alone.
 //!
 //! Only the Linux toolchain is at hand, so these checks read the sources: a small lexer tells code from
 //! comments and string literals, and each `#[cfg(...)]` is followed to the end of the item it gates.
@@ -29,38 +26,6 @@ fn is_pod_crate(package: &str) -> bool {
 
 /// The one file where unix-only names are at home.
 const PLATFORM_UNIX: &str = "crates/capslint_workspace/src/platform/unix.rs";
-
-/// The one file outside the in-pod crates where Linux-only names are at home (with unix-only ones).
-const PLATFORM_LINUX: &str = "crates/capslint_workspace/src/platform/linux.rs";
-
-/// The platform module's selector, which picks each system's implementation: it names Linux in
-/// `#[cfg(...)]` gates alone, and holds the twin of each item of [`PLATFORM_LINUX`] for other systems.
-const PLATFORM_SELECTOR: &str = "crates/capslint_workspace/src/platform/mod.rs";
-
-/// Which platform names a source file may use.
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum Place {
-    /// Code outside the platform module (and outside the in-pod crates): neither unix nor Linux names.
-    Elsewhere,
-    /// The platform's unix implementation: unix names.
-    Unix,
-    /// The platform's Linux implementation: unix and Linux names.
-    Linux,
-    /// The platform's selector: Linux names in `#[cfg(...)]` gates alone.
-    Selector,
-}
-
-impl Place {
-    /// The place of the source file `name` (relative to the workspace's root).
-    fn of(name: &str) -> Place {
-        match name {
-            PLATFORM_UNIX => Place::Unix,
-            PLATFORM_LINUX => Place::Linux,
-            PLATFORM_SELECTOR => Place::Selector,
-            _ => Place::Elsewhere,
-        }
-    }
-}
 
 /// The portable twin of [`PLATFORM_UNIX`].
 const PLATFORM_PORTABLE: &str = "crates/capslint_workspace/src/platform/portable.rs";
@@ -387,10 +352,9 @@ fn gates(source: &Source) -> Vec<Gate> {
     found
 }
 
-/// The offences of one source file at `place`: `line: name` for each use of a Linux-only name (but in
-/// the Linux implementation, and in the selector's `#[cfg(...)]` gates), and of a unix-only name outside
-/// the unix and Linux implementations where no `#[cfg(unix)]` test item holds it.
-fn scan(text: &str, place: Place, named_not_used: &[&str]) -> Vec<(usize, &'static str)> {
+/// The offences of one source file: `line: name` for each use of a Linux-only name, and of a unix-only
+/// name where `unix_allowed` is false and no `#[cfg(unix)]` test item holds it.
+fn scan(text: &str, unix_allowed: bool, named_not_used: &[&str]) -> Vec<(usize, &'static str)> {
     let source = Source::new(text);
     let gates = gates(&source);
     let code: String = source.code.iter().collect();
@@ -398,18 +362,17 @@ fn scan(text: &str, place: Place, named_not_used: &[&str]) -> Vec<(usize, &'stat
     // The regex crate reports byte offsets; the views are indexed by character.
     let offset_of = |view: &str, byte: usize| view[..byte].chars().count();
     let mut offences = Vec::new();
-    for pattern in LINUX_ONLY.iter().filter(|_| place != Place::Linux) {
+    for pattern in LINUX_ONLY.iter() {
         let view = if pattern.in_strings { &code } else { &bare };
         for found in pattern.regex.find_iter(view) {
             let line = source.line(offset_of(view, found.start()));
             let text = source.line_text(&source.code, line);
-            let gate = place == Place::Selector && text.trim().starts_with("#[cfg(");
-            if !gate && !named_not_used.contains(&text.trim()) {
+            if !named_not_used.contains(&text.trim()) {
                 offences.push((line, pattern.name));
             }
         }
     }
-    if !matches!(place, Place::Unix | Place::Linux) {
+    if !unix_allowed {
         for pattern in UNIX_ONLY.iter() {
             for found in pattern.regex.find_iter(&bare) {
                 let offset = offset_of(&bare, found.start());
@@ -476,7 +439,7 @@ fn offences(root: &Path) -> Vec<String> {
     for (name, text) in sources_outside_the_pod(root) {
         let exempt: Vec<&str> =
             NAMED_NOT_USED.iter().filter(|(file, _)| *file == name).map(|(_, line)| *line).collect();
-        for (line, offence) in scan(&text, Place::of(&name), &exempt) {
+        for (line, offence) in scan(&text, name == PLATFORM_UNIX, &exempt) {
             found.push(format!("{name}:{line}: {offence}"));
         }
     }
@@ -586,14 +549,6 @@ fn twin_offences(root: &Path) -> Vec<String> {
             }
         }
     }
-    let selector = read(PLATFORM_SELECTOR);
-    for (line, signature) in read(PLATFORM_LINUX) {
-        if !selector.iter().any(|(_, other)| *other == signature) {
-            found.push(format!(
-                "{PLATFORM_LINUX}:{line}: `{signature}` has no twin of the same signature in {PLATFORM_SELECTOR}"
-            ));
-        }
-    }
     found
 }
 
@@ -700,7 +655,7 @@ fn the_scanner_reports_each_linux_name_with_its_line_and_ignores_comments_and_py
         "fn raw() { rustix::backend::linux_raw::call(); }",
     ]
     .join("\n");
-    let found = scan(&text, Place::Unix, &[]);
+    let found = scan(&text, true, &[]);
     assert_eq!(
         found,
         [
@@ -717,8 +672,8 @@ fn the_scanner_reports_each_linux_name_with_its_line_and_ignores_comments_and_py
     );
     // A line named as exempt is exempt for its own text alone.
     let exempt = "fn cpus() -> usize { let path = \"/proc/self/status\"; path.len() }";
-    assert!(!scan(&text, Place::Unix, &[exempt]).contains(&(3, "/proc")));
-    assert!(scan(&text, Place::Unix, &["fn cpus() {}"]).contains(&(3, "/proc")));
+    assert!(!scan(&text, true, &[exempt]).contains(&(3, "/proc")));
+    assert!(scan(&text, true, &["fn cpus() {}"]).contains(&(3, "/proc")));
 }
 
 #[test]
@@ -746,33 +701,11 @@ fn the_scanner_lets_unix_names_into_unix_tests_only() {
     ]
     .join("\n");
     assert_eq!(
-        scan(&text, Place::Elsewhere, &[]),
+        scan(&text, false, &[]),
         [(1, "std::os::unix"), (4, "libc"), (10, "libc"), (19, "nix")],
         "a unix name outside a `#[cfg(unix)]` test is an offence, in one as well as after it"
     );
-    assert_eq!(scan(&text, Place::Unix, &[]), [], "the platform's unix module may name them all");
-}
-
-#[test]
-fn the_scanner_lets_linux_names_into_the_linux_implementation_and_the_selector_s_gates_only() {
-    let text = [
-        "#[cfg(target_os = \"linux\")]",
-        "mod linux;",
-        "fn maps() -> String { std::fs::read_to_string(\"/proc/self/maps\").unwrap() }",
-        "fn advise() { unsafe { libc::madvise(p, n, libc::MADV_HUGEPAGE) }; }",
-        "const LINUX: bool = cfg!(target_os = \"linux\");",
-    ]
-    .join("\n");
-    assert_eq!(scan(&text, Place::Linux, &[]), [], "the Linux implementation may name them all");
-    assert_eq!(
-        scan(&text, Place::Selector, &[]),
-        [(3, "/proc"), (4, "libc"), (5, "target_os = \"linux\"")],
-        "the selector names Linux in its gates alone, and no unix API"
-    );
-    assert_eq!(
-        scan(&text, Place::Elsewhere, &[]),
-        [(1, "target_os = \"linux\""), (3, "/proc"), (4, "libc"), (5, "target_os = \"linux\"")]
-    );
+    assert_eq!(scan(&text, true, &[]), [], "the platform's unix module may name them all");
 }
 
 #[test]

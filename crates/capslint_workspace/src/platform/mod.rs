@@ -4,22 +4,12 @@
 //! and run it here too.
 //!
 //! Each item of one has a twin of the same signature in the other; the rest of the crate names no
-//! operating system. What Linux alone offers is in `linux.rs`, each item with a twin here for every
-//! other system.
+//! operating system.
 
-#[cfg(target_os = "linux")]
-mod linux;
 #[cfg(any(not(unix), test))]
 mod portable;
 #[cfg(unix)]
 mod unix;
-
-#[cfg(target_os = "linux")]
-pub use linux::advise_heap_huge_pages;
-
-/// Where the system has no transparent huge pages to advise, the heap keeps the pages it is given.
-#[cfg(not(target_os = "linux"))]
-pub fn advise_heap_huge_pages() {}
 
 #[cfg(unix)]
 pub use unix::{
