@@ -304,7 +304,7 @@ impl ProjectIndex {
     }
 
     /// Whether the text of the module at `path` has a top-level class `class` whose text passes the
-    /// prefilter ([`crate::prefilter::class_may_have_findings`]): the module's text is read once and
+    /// prefilter ([`crate::prefilter::classes_with_findings`]): the module's text is read once and
     /// answered for all its classes at once.
     fn class_passes_prefilter(&self, path: &Path, class: &str) -> bool {
         let known = self.class_words.read().ok().and_then(|known| known.get(path).cloned());
