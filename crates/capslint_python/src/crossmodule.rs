@@ -9,7 +9,8 @@
 //!
 //! A method called on an instance of a class of another module is followed the same way when the walk
 //! sees the instance constructed (`Model(params).fit()`, through a name, or through an attribute of the
-//! method's receiver assigned just before): the class's own `__init__` is bound to the constructor's values.
+//! method's receiver assigned just before): the class's own `__init__`, when it has a plain one, is bound
+//! to the constructor's values.
 //!
 //! Bounded as calls of the module's own functions are ([`super::interprocedural`]): the calls followed
 //! one inside the other ([`MAX_CALL_DEPTH`], shared), the calls of one function per file
@@ -181,10 +182,12 @@ struct Target<'t> {
 }
 
 /// An instance of a class of another module, constructed in view of the call: its class, the class's own
-/// `__init__`, and the constructor call with the arguments it binds to `__init__`'s parameters.
+/// `__init__` if any, and the constructor call with the arguments it binds to `__init__`'s parameters.
 struct ForeignInstance<'t> {
     class: &'t ast::StmtClassDef,
-    init: &'t ast::StmtFunctionDef,
+    /// The class's own `__init__`, when it defines one plainly: without it, what the method reads of the
+    /// instance is unknown.
+    init: Option<&'t ast::StmtFunctionDef>,
     constructor: &'t ast::ExprCall,
     arguments: Vec<(String, Argument<'t>)>,
 }
@@ -232,8 +235,10 @@ fn walk_into<'a, 't>(
     // The defaults alone see no instance; the call sees the one its constructor built.
     let frames = CallFrames::at_depth(depth);
     let mut instance_frames = frames.clone();
-    if let Some(instance) = &target.instance {
-        let Some(init_scope) = model.scope_of_node(instance.init.start()) else { return };
+    if let Some(instance) = &target.instance
+        && let Some(init) = instance.init
+    {
+        let Some(init_scope) = model.scope_of_node(init.start()) else { return };
         let Some(receiver) = def.parameters.posonlyargs.iter().chain(&def.parameters.args).next() else { return };
         instance_frames.bind(init_scope, instance.arguments.clone());
         let receiver = receiver.parameter.name.as_str();
@@ -272,8 +277,8 @@ fn walk_into<'a, 't>(
 }
 
 /// Follows a method call on an instance of a class of another module of the project that the walk sees
-/// constructed ([`receivers::constructor_call`]) into the method's body, with the class's own `__init__` bound to
-/// the constructor's arguments. Only from a file whose own text holds one of the words the rules need:
+/// constructed ([`receivers::constructor_call`]) into the method's body, with the class's own `__init__` (when
+/// it has a plain one) bound to the constructor's arguments. Only from a file whose own text holds one of the words the rules need:
 /// the prefilter does not ask which classes a file imports, and stays exact.
 fn method_call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall) {
     let Expr::Attribute(attribute) = call.func.as_ref() else { return };
@@ -332,9 +337,9 @@ fn method_call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall) {
             _ => None,
         }
     };
-    let (Some(method), Some(init)) = (plain_method(attribute.attr.as_str()), plain_method("__init__")) else {
-        return;
-    };
+    let Some(method) = plain_method(attribute.attr.as_str()) else { return };
+    // Without a plain `__init__` of its own, what the method reads of the instance is unknown.
+    let init = plain_method("__init__");
     // The method's own text must hold a word the rules need, as a followed function's must.
     if !crate::prefilter::names_a_word(&module.file.text()[method.range.to_std_range()]) {
         return;
@@ -344,7 +349,10 @@ fn method_call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall) {
     // defaults of their parameters are constants or module-level names in practice, looked up there.
     let def_at = At { scope: ScopeId::MODULE, offset: class_def.start() };
     let (arguments, passes_method) = detached_arguments(checker, &caller_file, (method, def_at), call, true);
-    let (init_arguments, passes_init) = detached_arguments(checker, &caller_file, (init, def_at), constructor, true);
+    let (init_arguments, passes_init) = match init {
+        Some(init) => detached_arguments(checker, &caller_file, (init, def_at), constructor, true),
+        None => (Vec::new(), false),
+    };
     if !(passes_method || passes_init) {
         return;
     }

@@ -56,12 +56,13 @@ pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall) -> bool 
     let mut instance_frames = frames.clone();
     let mut passes_known = passes_known_value(checker, &arguments);
     if let Some(constructor) = &constructor
-        && let Some(init_scope) = model.scope_of_node(constructor.init.range.start())
+        && let Some(init) = constructor.init
+        && let Some(init_scope) = model.scope_of_node(init.range.start())
         && !frames.follows(init_scope)
         && let Some(receiver) = function.parameters.posonlyargs.iter().chain(&function.parameters.args).next()
     {
-        let init_at = At { scope: def_scope, offset: constructor.init.range.start() };
-        let init_arguments = calls::bind(constructor.init, init_at, constructor.call, constructor.at, true);
+        let init_at = At { scope: def_scope, offset: init.range.start() };
+        let init_arguments = calls::bind(init, init_at, constructor.call, constructor.at, true);
         passes_known |= passes_known_value(checker, &init_arguments);
         instance_frames.bind(init_scope, init_arguments);
         let instance = Instance { class: constructor.class, receiver: receiver.parameter.name.as_str(), init_scope };
@@ -120,8 +121,9 @@ struct Callee<'a> {
 /// `Model(params).fit()`, or of `model = Model(params)` then `model.fit()`).
 struct Constructor<'a> {
     class: &'a ast::StmtClassDef,
-    /// The class's own `__init__`.
-    init: &'a ast::StmtFunctionDef,
+    /// The class's own `__init__`, when it defines one, plainly: without it, the method still takes the
+    /// call's values, and what it reads of the instance is unknown.
+    init: Option<&'a ast::StmtFunctionDef>,
     call: &'a ast::ExprCall,
     /// Where the constructor call is evaluated.
     at: At,
@@ -130,8 +132,8 @@ struct Constructor<'a> {
 /// A method called on an instance of a class of this module that the walk sees constructed
 /// ([`super::receivers::constructor_call`]: directly, `Model(params).fit()`; through the one definition of
 /// a name, `model = Model(params)`, that nothing changes before the call; or through `self.model` assigned
-/// just before in the same block): the method, with its constructor. Only a plain method of a class with a
-/// plain `__init__` of its own.
+/// just before in the same block): the method, with its constructor. Only a plain method, defined once in
+/// the class; the class's own plain `__init__`, when it has one, binds the instance.
 fn constructed<'a>(checker: &Checker<'_, 'a>, attribute: &'a ast::ExprAttribute) -> Option<Callee<'a>> {
     let model = checker.resolver.model();
     // A limit reached here only means the method is not followed: the rules report what they need.
@@ -150,7 +152,8 @@ fn constructed<'a>(checker: &Checker<'_, 'a>, attribute: &'a ast::ExprAttribute)
         _ => None,
     };
     let function = method_of(attribute.attr.as_str())?;
-    let init = method_of("__init__")?;
+    // Without a plain `__init__` of its own, what the method reads of the instance is unknown.
+    let init = method_of("__init__");
     Some(Callee {
         function,
         def_scope: class_scope,
