@@ -92,8 +92,8 @@ pub struct Checker<'m, 'a> {
     /// Whether this checks a function's body for a call, whose findings are moved to the call: their
     /// labels stay spans, drawn or named once they are placed there.
     for_call: bool,
-    /// The arguments of the call the rules are checking, read once for all of them.
-    call_arguments: RefCell<Option<(TextRange, CallArguments<'a>)>>,
+    /// The arguments of the call the rules are checking, read once and shared by all of them.
+    call_arguments: RefCell<Option<(TextRange, Rc<CallArguments<'a>>)>>,
     /// The module's file as other modules' related locations name it, made when a call into another
     /// module is first followed; shared with the checkers of the module's bodies.
     file: Rc<OnceCell<Arc<SourceFile>>>,
@@ -380,15 +380,17 @@ impl<'m, 'a> Checker<'m, 'a> {
 
 impl<'a> Checker<'_, 'a> {
     /// The effective keyword arguments of `call`: written keywords and the entries of known splats
-    /// (a limit reached while resolving a splat is reported at it).
-    pub fn arguments(&self, call: &'a ast::ExprCall) -> CallArguments<'a> {
+    /// (a limit reached while resolving a splat is reported at it). Read once per call: each rule that
+    /// asks again shares them.
+    pub fn arguments(&self, call: &'a ast::ExprCall) -> Rc<CallArguments<'a>> {
         if let Some((range, arguments)) = &*self.call_arguments.borrow()
             && *range == call.range()
         {
-            return arguments.clone();
+            return Rc::clone(arguments);
         }
-        let arguments = CallArguments::read(call, self.at(call.range().start()), |splat| self.eval(splat).value);
-        *self.call_arguments.borrow_mut() = Some((call.range(), arguments.clone()));
+        let arguments =
+            Rc::new(CallArguments::read(call, self.at(call.range().start()), |splat| self.eval(splat).value));
+        *self.call_arguments.borrow_mut() = Some((call.range(), Rc::clone(&arguments)));
         arguments
     }
 

@@ -5,6 +5,7 @@ use ruff_python_ast::visitor::{self, Visitor};
 use ruff_python_ast::{self as ast, Expr, Stmt};
 use ruff_text_size::{Ranged, TextRange, TextSize};
 use rustc_hash::{FxHashMap, FxHashSet};
+use smallvec::SmallVec;
 
 use super::recovery::Distrusted;
 
@@ -118,13 +119,14 @@ pub struct ImportEvent {
     pub type_checking: bool,
 }
 
-/// The bindings of one name in one scope, sorted by position.
+/// The bindings of one name in one scope, sorted by position: most names are bound once in a scope, and
+/// their lists are held inline.
 #[derive(Debug, Default)]
 struct NameBindings<'a> {
-    bindings: Vec<Binding<'a>>,
+    bindings: SmallVec<[Binding<'a>; 1]>,
     /// For each binding, the index of the last unconditional binding at or before it (0 if none), so
     /// the reaching set is found without scanning back over conditional bindings.
-    last_unconditional: Vec<u32>,
+    last_unconditional: SmallVec<[u32; 2]>,
 }
 
 #[derive(Debug)]
@@ -163,7 +165,7 @@ pub struct SemanticModel<'a> {
     /// Names given a thread count after construction (`m.set_params(n_jobs=2)`, `m.n_jobs = 2`), per scope.
     thread_configured: FxHashSet<(ScopeId, &'a str)>,
     /// Attributes set on names and names handed to calls, by name, in every scope.
-    object_uses: FxHashMap<&'a str, Vec<ObjectUse<'a>>>,
+    object_uses: FxHashMap<&'a str, SmallVec<[ObjectUse<'a>; 1]>>,
     /// The class each class scope is the body of.
     classes: FxHashMap<ScopeId, &'a ast::StmtClassDef>,
 }
@@ -259,7 +261,7 @@ impl<'a> SemanticModel<'a> {
     /// What happens to the objects held by names called `name`, in any scope, in source order:
     /// attributes set on them and calls they are handed to.
     pub fn object_uses(&self, name: &str) -> &[ObjectUse<'a>] {
-        self.object_uses.get(name).map_or(&[], Vec::as_slice)
+        self.object_uses.get(name).map_or(&[], SmallVec::as_slice)
     }
 
     /// Whether any scope has a star import (`from module import *`).
