@@ -70,7 +70,7 @@ impl<'a> CallArguments<'a> {
                 Some(name) => {
                     let value_at = At { scope: at.scope, offset: keyword.value.start() };
                     arguments.keywords.push(Argument {
-                        entry: DictEntry::written(name.to_string(), keyword.range(), &keyword.value, value_at),
+                        entry: DictEntry::written(name.as_str(), keyword.range(), &keyword.value, value_at),
                         splat: None,
                     });
                 }

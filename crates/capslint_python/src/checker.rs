@@ -388,10 +388,17 @@ impl<'a> Checker<'_, 'a> {
         {
             return Rc::clone(arguments);
         }
-        let arguments =
-            Rc::new(CallArguments::read(call, self.at(call.range().start()), |splat| self.eval(splat).value));
-        *self.call_arguments.borrow_mut() = Some((call.range(), Rc::clone(&arguments)));
-        arguments
+        let read = CallArguments::read(call, self.at(call.range().start()), |splat| self.eval(splat).value);
+        let mut held = self.call_arguments.borrow_mut();
+        // The previous call's arguments, once no rule holds them, make room for these.
+        match held.as_mut().and_then(|(range, arguments)| Some((range, Rc::get_mut(arguments)?))) {
+            Some((range, arguments)) => {
+                *range = call.range();
+                *arguments = read;
+            }
+            None => *held = Some((call.range(), Rc::new(read))),
+        }
+        Rc::clone(&held.as_ref().expect("just stored").1)
     }
 
     /// Evaluates an argument where it is written (a keyword, a positional argument, a splatted entry).

@@ -387,7 +387,7 @@ fn keywords_dict<'a>(checker: &Checker<'_, 'a>, keywords: &[&'a ast::Keyword], a
     let mut dict = DictValue::default();
     for keyword in keywords {
         match &keyword.arg {
-            Some(arg) => dict.entries.push(DictEntry::written(arg.to_string(), keyword.range, &keyword.value, at)),
+            Some(arg) => dict.entries.push(DictEntry::written(arg.as_str(), keyword.range, &keyword.value, at)),
             None => match checker.resolver.watch(|| checker.resolver.eval(&keyword.value, at)).0.value {
                 Value::Dict(splat) => dict.entries.extend(splat.effective_entries().cloned()),
                 _ => dict.open = true,

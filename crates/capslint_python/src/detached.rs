@@ -81,7 +81,7 @@ impl<'a> Detacher<'_, '_, 'a> {
                         .map_or_else(|| self.site(&Site::Here(entry.range)), |site| self.site(site)),
                 };
                 DictEntry {
-                    key: entry.key.clone(),
+                    key: std::borrow::Cow::Owned(entry.key.to_string()),
                     range: entry.range,
                     value: EntryValue::Imported {
                         resolved: Rc::new(Resolved { value, binding: Some(binding) }),

@@ -45,7 +45,7 @@ impl<'a> EnvWrite<'a> {
                     if let Value::Dict(dict) = checker.eval(argument).value {
                         variables.extend(
                             dict.effective_entries()
-                                .map(|entry| (entry.key.clone(), entry.expr().map(|(expr, _)| expr))),
+                                .map(|entry| (entry.key.to_string(), entry.expr().map(|(expr, _)| expr))),
                         );
                     }
                 }
@@ -56,7 +56,7 @@ impl<'a> EnvWrite<'a> {
                             if let Value::Dict(dict) = checker.eval(&keyword.value).value {
                                 variables.extend(
                                     dict.effective_entries()
-                                        .map(|entry| (entry.key.clone(), entry.expr().map(|(expr, _)| expr))),
+                                        .map(|entry| (entry.key.to_string(), entry.expr().map(|(expr, _)| expr))),
                                 );
                             }
                         }

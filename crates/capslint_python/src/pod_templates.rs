@@ -74,7 +74,7 @@ fn quantities<'a>(resolver: &Resolver<'_, 'a>, value: Option<Value<'a>>) -> Opti
     match value {
         Value::Dict(dict) if !dict.open => dict
             .effective_entries()
-            .map(|entry| Some((entry.key.clone(), scalar_text(resolver.eval_entry(entry).value)?)))
+            .map(|entry| Some((entry.key.to_string(), scalar_text(resolver.eval_entry(entry).value)?)))
             .collect(),
         Value::None => Some(Vec::new()),
         _ => None,
@@ -145,7 +145,7 @@ fn overlay_env<'a>(resolver: &Resolver<'_, 'a>, expr: &'a Expr, at: At, overlay:
                         Some(text) => OverlayValue::Literal(text),
                         None => OverlayValue::Other,
                     };
-                    overlay.env.push(EnvOverlay { name: entry.key.clone(), value });
+                    overlay.env.push(EnvOverlay { name: entry.key.to_string(), value });
                 }
             }
             _ => overlay.env_open = true,

@@ -932,9 +932,7 @@ impl<'m, 'a> Resolver<'m, 'a> {
     fn add_keywords(&self, dict: &mut DictValue<'a>, keywords: &'a [ast::Keyword], at: At, depth: u32) {
         for keyword in keywords {
             match &keyword.arg {
-                Some(arg) => {
-                    dict.entries.push(DictEntry::written(arg.as_str().to_string(), keyword.range(), &keyword.value, at))
-                }
+                Some(arg) => dict.entries.push(DictEntry::written(arg.as_str(), keyword.range(), &keyword.value, at)),
                 None => match self.eval_depth(&keyword.value, at, depth + 1).value {
                     Value::Dict(other) => self.merge(dict, &other, at),
                     _ => dict.open = true,

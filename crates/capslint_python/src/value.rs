@@ -57,8 +57,8 @@ pub enum EntryValue<'a> {
 /// One entry of a resolved dict.
 #[derive(Debug, Clone)]
 pub struct DictEntry<'a> {
-    /// The key.
-    pub key: String,
+    /// The key: borrowed from the tree when a keyword argument writes it, owned when a value made it.
+    pub key: std::borrow::Cow<'a, str>,
     /// The whole entry (`"n_jobs": -1`, or `n_jobs=-1` in `dict(...)`), for reporting; for an entry
     /// defined in another module, its range there.
     pub range: TextRange,
@@ -67,8 +67,8 @@ pub struct DictEntry<'a> {
 }
 
 impl<'a> DictEntry<'a> {
-    pub(crate) fn written(key: String, range: TextRange, expr: &'a Expr, at: At) -> Self {
-        DictEntry { key, range, value: EntryValue::Written { expr, at } }
+    pub(crate) fn written(key: impl Into<std::borrow::Cow<'a, str>>, range: TextRange, expr: &'a Expr, at: At) -> Self {
+        DictEntry { key: key.into(), range, value: EntryValue::Written { expr, at } }
     }
 
     /// The value expression and where to evaluate it, when the entry is written in this file.
@@ -121,7 +121,7 @@ impl<'a> DictValue<'a> {
         let mut seen = FxHashSet::default();
         let mut last = vec![false; self.entries.len()];
         for (index, entry) in self.entries.iter().enumerate().rev() {
-            last[index] = seen.insert(entry.key.as_str());
+            last[index] = seen.insert(entry.key.as_ref());
         }
         last
     }

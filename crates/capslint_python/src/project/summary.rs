@@ -167,7 +167,7 @@ impl Owned {
                 entries: entries
                     .iter()
                     .map(|entry| DictEntry {
-                        key: entry.key.clone(),
+                        key: entry.key.clone().into(),
                         range: entry.range,
                         value: EntryValue::Imported {
                             resolved: Rc::new(Resolved {
@@ -377,7 +377,7 @@ fn owned<'a>(resolver: &Resolver<'_, 'a>, text: &str, value: &Value<'a>, nesting
                 .map(|entry| {
                     let (resolved, cut) = resolver.watch(|| resolver.eval_entry(entry));
                     OwnedEntry {
-                        key: entry.key.clone(),
+                        key: entry.key.to_string(),
                         value: owned_or_cut(resolver, text, &resolved.value, cut.as_ref(), nesting + 1),
                         range: entry.range,
                         text: shortened(entry.value_text(text)),
