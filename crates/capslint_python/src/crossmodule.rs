@@ -277,9 +277,10 @@ fn walk_into<'a, 't>(
 }
 
 /// Follows a method call on an instance of a class of another module of the project that the walk sees
-/// constructed ([`receivers::constructor_call`]) into the method's body, with the class's own `__init__` (when
-/// it has a plain one) bound to the constructor's arguments. Only from a file whose own text holds one of the words the rules need:
-/// the prefilter does not ask which classes a file imports, and stays exact.
+/// constructed ([`receivers::constructor_call`]) into the method's body, with the class's own `__init__`
+/// (when it has a plain one) bound to the constructor's arguments. Only from a file whose own text holds
+/// one of the words the rules need: the prefilter does not ask which classes a file imports, and stays
+/// exact.
 fn method_call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall) {
     let Expr::Attribute(attribute) = call.func.as_ref() else { return };
     let Some(project) = checker.resolver.project() else { return };
