@@ -87,8 +87,8 @@ fn ends_with_word(text: &str, words: &[&str]) -> bool {
 
 /// Whether `text` ends with a number literal (`10`, `0x1F`), the digits of a long literal before its `L`.
 fn ends_with_number(text: &str) -> bool {
-    let word_start = text.rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).map_or(0, |at| at + 1);
-    text[word_start..].starts_with(|c: char| c.is_ascii_digit())
+    let word = text.trim_end_matches(|c: char| c.is_ascii_alphanumeric() || c == '_');
+    text[word.len()..].starts_with(|c: char| c.is_ascii_digit())
 }
 
 #[cfg(test)]
@@ -126,6 +126,21 @@ mod tests {
     fn the_first_construct_is_named() {
         let text = "try:\n    f()\nexcept ValueError, e:\n    print e\n";
         assert_eq!(first(text), Some(("ValueError, e".to_string(), "an `except E, e:` clause")));
+    }
+
+    #[test]
+    fn a_number_after_a_multibyte_character_is_read_by_characters() {
+        assert!(ends_with_number("\u{FFFD}0"));
+        assert!(ends_with_number("é = 10"));
+        assert!(!ends_with_number("\u{FFFD}x0"));
+        assert!(!ends_with_number("é"));
+    }
+
+    #[test]
+    fn a_long_literal_after_a_multibyte_character_is_recognised() {
+        assert_eq!(first("x = é10L\n"), None);
+        assert_eq!(first("x = [é, 10L]\n"), Some(("L".to_string(), "a long integer literal")));
+        assert_eq!(first("\u{FFFD}0l\n"), Some(("l".to_string(), "a long integer literal")));
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! Mutated fixtures never make capslint panic: every fixture is cut, spliced and sprinkled with syntax
 //! characters, then linted with every rule in strict mode. A panic inside a file's check would surface as
 //! an "internal error" diagnostic; none may appear, and every span must lie on character boundaries.
+//! It runs 256 cases; `PROPTEST_CASES` asks for more.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -68,7 +69,7 @@ fn fixtures() -> Vec<(PathBuf, Vec<u8>)> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 256, failure_persistence: None, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { failure_persistence: None, ..ProptestConfig::default() })]
 
     #[test]
     fn mutated_fixtures_never_panic(index in any::<usize>(), mutations in proptest::collection::vec(mutation(), 1..8)) {
