@@ -31,10 +31,17 @@ pub fn may_hold_escapes(text: &str, python: &Parsed<ModModule>) -> bool {
         .any(|error| matches!(text.as_bytes().get(usize::from(error.location.start())), Some(b'%' | b'!' | b'?')))
 }
 
+/// `text` parsed in IPython mode, or `None` where the parser gives up on it by panicking: it does on a few
+/// malformed texts, an autocall escape (`,` `;` `/` at the start of a line) inside brackets where an
+/// expression is due (`import[` then `,!x` on the next line).
+pub fn parse(text: &str) -> Option<Parsed<ModModule>> {
+    std::panic::catch_unwind(|| parse_unchecked_source(text, PySourceType::Ipynb)).ok()
+}
+
 /// The module `text` parsed in IPython mode, when that reads escape commands and leaves fewer syntax
 /// errors than the `python_errors` of its parse as Python.
 pub fn reparse(text: &str, python_errors: usize) -> Option<IpythonModule> {
-    let parsed = parse_unchecked_source(text, PySourceType::Ipynb);
+    let parsed = parse(text)?;
     if parsed.errors().len() >= python_errors {
         return None;
     }
@@ -120,6 +127,13 @@ mod tests {
         ] {
             assert_eq!(first_escape(text), Some(escape), "{text}");
         }
+    }
+
+    #[test]
+    fn a_text_the_ipython_parser_gives_up_on_is_not_ipython() {
+        let text = "import[\n,! os\nx = 1\n";
+        assert!(parse(text).is_none());
+        assert_eq!(first_escape(text), None);
     }
 
     #[test]

@@ -280,7 +280,7 @@ fn analyse(
     project: Option<ProjectContext<'_>>,
 ) -> PythonOutcome {
     let notebook_code = source_type == PySourceType::Ipynb;
-    let parsed = parse_unchecked_source(text, source_type);
+    let parsed = parse(text, source_type);
     if let Err(refusal) = prescan::after_parsing(text, parsed.tokens(), pending) {
         return refused(refusal, rules);
     }
@@ -292,7 +292,7 @@ fn analyse(
     if let Some(cells) = cells.filter(|_| notebook_code)
         && let Some(blanked) = blank_cells(text, cells, parsed.errors().iter().map(|error| error.location.start()))
     {
-        let reparsed = parse_unchecked_source(&blanked, source_type);
+        let reparsed = parse(&blanked, source_type);
         if reparsed.errors().is_empty() {
             let module = Module {
                 text: &blanked,
@@ -334,6 +334,17 @@ fn analyse(
     let module = Module { text, body, distrusted: &distrusted, cells };
     let outcome = run_rules(module, rules, settings, project, comments(&parsed));
     syntax_report::with_syntax_errors(outcome, syntax_findings, rules, Fixes::Dropped)
+}
+
+/// `text` parsed as `source_type`; a notebook's code on which the parser's IPython mode gives up
+/// ([`ipython::parse`]) is parsed as Python, whose syntax errors then report it.
+fn parse(text: &str, source_type: PySourceType) -> Parsed<ModModule> {
+    match source_type {
+        PySourceType::Ipynb => {
+            ipython::parse(text).unwrap_or_else(|| parse_unchecked_source(text, PySourceType::Python))
+        }
+        _ => parse_unchecked_source(text, source_type),
+    }
 }
 
 /// Every comment's range.

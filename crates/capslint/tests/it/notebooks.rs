@@ -537,6 +537,22 @@ fn assert_survives(name: &str, bytes: &[u8]) -> Vec<Diagnostic> {
 }
 
 #[test]
+fn code_the_ipython_parser_gives_up_on_is_a_syntax_error() {
+    // An autocall escape inside an open bracket makes the parser's IPython mode panic; the code is then
+    // read as Python and reported by its first syntax error, in a notebook and in a `.py` file alike (whose
+    // statements the parser recovered are checked).
+    let broken = "import[\n,! os\nfrom joblib import Parallel\nParallel(n_jobs=-1)\n";
+    let in_notebook = assert_survives("broken.ipynb", notebook(&[("code", broken)]).as_bytes());
+    assert_eq!(places(&in_notebook), vec![(1, 1, "CAP001".to_string())]);
+    let in_script = assert_survives("broken.py", broken.as_bytes());
+    let codes: Vec<&str> = in_script.iter().map(|diagnostic| diagnostic.rule().code()).collect();
+    assert_eq!(codes, ["CAP001", "CAP101"]);
+    for found in [&in_notebook[0], &in_script[0]] {
+        assert!(found.finding.message.starts_with("Python syntax error: "), "{}", found.finding.message);
+    }
+}
+
+#[test]
 fn hostile_notebooks_are_answered() {
     let deep = format!("{}{}", "[".repeat(200_000), "]".repeat(200_000));
     let deep_objects = format!("{}1{}", "{\"a\":".repeat(200_000), "}".repeat(200_000));
