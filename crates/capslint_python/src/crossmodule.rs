@@ -284,7 +284,8 @@ fn walk_into<'a, 't>(
 fn method_call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall) {
     let Expr::Attribute(attribute) = call.func.as_ref() else { return };
     let Some(project) = checker.resolver.project() else { return };
-    let Some((constructor, constructor_at)) = receivers::constructor_call(checker, &attribute.value, call.start())
+    let Some((constructor, constructor_at)) =
+        receivers::constructor_call(checker, &attribute.value, checker.at(call.start()))
     else {
         return;
     };

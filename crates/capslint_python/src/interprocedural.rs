@@ -35,7 +35,8 @@ const MAX_RELEVANCE_FUNCTIONS: usize = 64;
 /// the call what the call's values cause there. Whether the callee is a function of this module: a call
 /// of another module's function is [`super::crossmodule`]'s.
 pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall) -> bool {
-    let Some(Callee { function, def_scope, receiver, constructor }) = callee(checker, call) else {
+    let Some(Callee { function, def_scope, receiver, constructor }) = callee(checker, call, checker.at(call.start()))
+    else {
         return false;
     };
     if !is_plain(function) {
@@ -134,10 +135,10 @@ struct Constructor<'a> {
 /// a name, `model = Model(params)`, that nothing changes before the call; or through `self.model` assigned
 /// just before in the same block): the method, with its constructor. Only a plain method, defined once in
 /// the class; the class's own plain `__init__`, when it has one, binds the instance.
-fn constructed<'a>(checker: &Checker<'_, 'a>, attribute: &'a ast::ExprAttribute) -> Option<Callee<'a>> {
+fn constructed<'a>(checker: &Checker<'_, 'a>, attribute: &'a ast::ExprAttribute, at: At) -> Option<Callee<'a>> {
     let model = checker.resolver.model();
     // A limit reached here only means the method is not followed: the rules report what they need.
-    let (call, at) = super::receivers::constructor_call(checker, &attribute.value, attribute.start())?;
+    let (call, at) = super::receivers::constructor_call(checker, &attribute.value, at)?;
     let Expr::Name(class_name) = call.func.as_ref() else { return None };
     let (_, [Binding { kind: BindingKind::Class(class), .. }]) =
         model.reaching_bindings(class_name.id.as_str(), at.scope, at.offset)?
@@ -162,27 +163,27 @@ fn constructed<'a>(checker: &Checker<'_, 'a>, attribute: &'a ast::ExprAttribute)
     })
 }
 
-/// The function of this module `call` calls: a function by its name (`train(...)`), or a method of the
-/// enclosing class through the method's own receiver (`self.fit(...)`, `cls.build(...)`), which the
-/// class defines once.
-fn callee<'a>(checker: &Checker<'_, 'a>, call: &'a ast::ExprCall) -> Option<Callee<'a>> {
+/// The function of this module `call`, read at `at`, calls: a function by its name (`train(...)`), a
+/// method of the enclosing class through the method's own receiver (`self.fit(...)`, `cls.build(...)`),
+/// which the class defines once, or a method of an instance the walk sees constructed ([`constructed`]).
+fn callee<'a>(checker: &Checker<'_, 'a>, call: &'a ast::ExprCall, at: At) -> Option<Callee<'a>> {
     let model = checker.resolver.model();
     match call.func.as_ref() {
         Expr::Name(name) => {
             let (def_scope, [Binding { kind: BindingKind::Function(function), .. }]) =
-                model.reaching_bindings(name.id.as_str(), checker.scope, call.start())?
+                model.reaching_bindings(name.id.as_str(), at.scope, at.offset)?
             else {
                 return None;
             };
             Some(Callee { function, def_scope, receiver: false, constructor: None })
         }
         Expr::Attribute(attribute) => {
-            let Expr::Name(base) = attribute.value.as_ref() else { return constructed(checker, attribute) };
+            let Expr::Name(base) = attribute.value.as_ref() else { return constructed(checker, attribute, at) };
             if !matches!(base.id.as_str(), "self" | "cls") {
-                return constructed(checker, attribute);
+                return constructed(checker, attribute, at);
             }
             let (function, class_scope) =
-                model.own_method(base.id.as_str(), attribute.attr.as_str(), checker.scope, call.start())?;
+                model.own_method(base.id.as_str(), attribute.attr.as_str(), at.scope, at.offset)?;
             let receiver = !has_decorator(function, "staticmethod");
             Some(Callee { function, def_scope: class_scope, receiver, constructor: None })
         }
@@ -225,7 +226,8 @@ fn passes_known_value<'a>(checker: &Checker<'_, 'a>, arguments: &[(String, Argum
     })
 }
 
-/// Whether the body of `function`, or of a function of the module it calls (at most
+/// Whether the body of `function`, or of a function of the module it calls as a followed call would find
+/// it ([`callee`]: by name, through `self` or `cls`, or on an instance constructed in view; at most
 /// [`MAX_RELEVANCE_FUNCTIONS`] followed, beyond which it counts as relevant), holds anything a rule checks:
 /// a call of a callee a rule knows, or one of the words without which no rule fires
 /// ([`crate::prefilter_words`]).
@@ -248,14 +250,11 @@ pub fn is_relevant<'a>(checker: &Checker<'_, 'a>, function: &'a ast::StmtFunctio
         let mut calls = Calls::default();
         calls.visit_body(&current.body);
         for call in calls.found {
-            if let Expr::Name(name) = call.func.as_ref()
-                && let Some((_, [Binding { kind: BindingKind::Function(callee), .. }])) =
-                    model.reaching_bindings(name.id.as_str(), scope, call.start())
-            {
-                pending.push(callee);
+            let at = At { scope, offset: call.start() };
+            if let Some(Callee { function, .. }) = callee(checker, call, at) {
+                pending.push(function);
                 continue;
             }
-            let at = At { scope, offset: call.start() };
             let (callee, _) = checker.resolver.watch(|| checker.resolver.qualified_name(&call.func, at));
             if callee.is_some_and(|callee| libraries::is_known_callee(&callee)) {
                 return true;

@@ -11,17 +11,13 @@ use super::checker::Checker;
 use super::resolve::At;
 use super::semantic::{Binding, BindingKind, ScopeKind};
 
-/// The call that constructed the instance `receiver` is, where the walk sees it: `receiver` itself
+/// The call that constructed the instance `receiver` is, read at `at` (the call on it), where the walk sees
+/// it: `receiver` itself
 /// (`Model(params).fit()`), the one definition of a name (`model = Model(params)`) with no other mention of
 /// the name between it and the call (nor any call, for a name outside a function), or an attribute of the method's own receiver assigned in
 /// the block of the call, before it (`self.model = Model(params)` then `self.model.fit()`), with no
 /// statement between that names the receiver.
-pub fn constructor_call<'a>(
-    checker: &Checker<'_, 'a>,
-    receiver: &'a Expr,
-    call_start: TextSize,
-) -> Option<(&'a ast::ExprCall, At)> {
-    let at = checker.at(call_start);
+pub fn constructor_call<'a>(checker: &Checker<'_, 'a>, receiver: &'a Expr, at: At) -> Option<(&'a ast::ExprCall, At)> {
     let (value, at) = match receiver {
         Expr::Call(_) => (receiver, at),
         Expr::Name(name) => {
@@ -36,7 +32,7 @@ pub fn constructor_call<'a>(
             }
             (value, at)
         }
-        Expr::Attribute(attribute) => return own_attribute_constructor(checker, attribute, call_start),
+        Expr::Attribute(attribute) => return own_attribute_constructor(checker, attribute, at),
         _ => return None,
     };
     match value {
@@ -96,12 +92,13 @@ fn mentions(text: &str, name: &str) -> bool {
 fn own_attribute_constructor<'a>(
     checker: &Checker<'_, 'a>,
     attribute: &'a ast::ExprAttribute,
-    call_start: TextSize,
+    at: At,
 ) -> Option<(&'a ast::ExprCall, At)> {
     let Expr::Name(base) = attribute.value.as_ref() else { return None };
     let model = checker.resolver.model();
+    let call_start = at.offset;
     let (method_scope, [Binding { kind: BindingKind::Parameter, .. }]) =
-        model.reaching_bindings(base.id.as_str(), checker.scope, call_start)?
+        model.reaching_bindings(base.id.as_str(), at.scope, call_start)?
     else {
         return None;
     };
