@@ -97,10 +97,6 @@ pub struct Checker<'m, 'a> {
     /// The module's file as other modules' related locations name it, made when a call into another
     /// module is first followed; shared with the checkers of the module's bodies.
     file: Rc<OnceCell<Arc<SourceFile>>>,
-    /// Whether the checked file's own text holds one of the words the rules need ([`crate::prefilter`]),
-    /// asked once and shared with the checkers of its functions' bodies; true for a body of another
-    /// module, which a call from a checked file led to.
-    holds_a_word: Rc<OnceCell<bool>>,
 }
 
 impl<'m, 'a> Checker<'m, 'a> {
@@ -136,14 +132,7 @@ impl<'m, 'a> Checker<'m, 'a> {
             for_call: false,
             call_arguments: RefCell::default(),
             file: Rc::default(),
-            holds_a_word: Rc::default(),
         }
-    }
-
-    /// Whether the checked file's own text holds one of the words the rules need: a file the prefilter
-    /// lets through without asking which classes it imports from the project.
-    pub fn file_holds_a_word(&self) -> bool {
-        *self.holds_a_word.get_or_init(|| crate::prefilter::may_have_findings(self.source))
     }
 
     /// A checker of the body of `function` of another module of the project (`file`, whose model
@@ -163,7 +152,6 @@ impl<'m, 'a> Checker<'m, 'a> {
         checker.followed = Rc::clone(&self.followed);
         checker.for_call = true;
         checker.file = Rc::new(OnceCell::from(Arc::clone(file)));
-        checker.holds_a_word = Rc::new(OnceCell::from(true));
         checker
     }
 
@@ -195,7 +183,6 @@ impl<'m, 'a> Checker<'m, 'a> {
         checker.cluster_fits = self.cluster_fits.clone();
         checker.for_call = true;
         checker.file = Rc::clone(&self.file);
-        checker.holds_a_word = Rc::clone(&self.holds_a_word);
         checker
     }
 

@@ -121,9 +121,9 @@ fn is_known(resolved: &Resolved<'_>) -> bool {
 fn follow<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall, function: &ProjectFunction<'_>) {
     let module = Arc::clone(&function.module);
     let Some(def) = module.function(function.def) else { return };
-    // Followed only where the prefilter would let a caller through: the function's own text holds a word
-    // the rules need (`ProjectIndex::imports_module_with_findings`).
-    if !is_plain(def) || !crate::prefilter::function_may_have_findings(module.file.text(), def.name.as_str()) {
+    // The project gives only a function the prefilter would let a caller through for
+    // (`ProjectIndex::imports_module_with_findings`): one that may have findings when followed.
+    if !is_plain(def) {
         return;
     }
     let caller_file = checker.own_file();
@@ -278,9 +278,9 @@ fn walk_into<'a, 't>(
 
 /// Follows a method call on an instance of a class of another module of the project that the walk sees
 /// constructed ([`receivers::constructor_call`]) into the method's body, with the class's own `__init__`
-/// (when it has a plain one) bound to the constructor's arguments. Only from a file whose own text holds
-/// one of the words the rules need: the prefilter does not ask which classes a file imports, and stays
-/// exact.
+/// (when it has a plain one) bound to the constructor's arguments: a class that may have findings when
+/// followed, as the prefilter asks of the classes a file imports
+/// ([`crate::project::ProjectIndex::imports_module_with_findings`]).
 fn method_call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall) {
     let Expr::Attribute(attribute) = call.func.as_ref() else { return };
     let Some(project) = checker.resolver.project() else { return };
@@ -310,9 +310,8 @@ fn method_call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall) {
         checker.followed.not_followed(module_key, import, Lookup::Class, class_name);
         return;
     }
-    if !checker.file_holds_a_word()
-        || !(passes_a_pool_size(checker, call, checker.at(call.start()))
-            || passes_a_pool_size(checker, constructor, constructor_at))
+    if !(passes_a_pool_size(checker, call, checker.at(call.start()))
+        || passes_a_pool_size(checker, constructor, constructor_at))
     {
         return;
     }
@@ -342,8 +341,7 @@ fn method_call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall) {
     let Some(method) = plain_method(attribute.attr.as_str()) else { return };
     // Without a plain `__init__` of its own, what the method reads of the instance is unknown.
     let init = plain_method("__init__");
-    // The method's own text must hold a word the rules need, as a followed function's must.
-    if !crate::prefilter::names_a_word(&module.file.text()[method.range.to_std_range()]) {
+    if !method_may_have_findings(module.file.text(), class_def, method) {
         return;
     }
     let caller_file = checker.own_file();
@@ -361,6 +359,39 @@ fn method_call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall) {
     let instance = ForeignInstance { class: class_def, init, constructor, arguments: init_arguments };
     let target = Target { module: &module, project: &*class.project, def: method, instance: Some(instance) };
     walk_into(checker, call, &target, arguments, &caller_file);
+}
+
+/// Whether `method` of `class`, in the module's `text`, may have findings when a call of it is followed,
+/// as a followed function may: its own text holds a word the rules need, or it names a method of the class
+/// that does (`self._fit(X, y, workers)`, however many methods lie between) or a definition of the module
+/// that may have findings ([`crate::prefilter::definitions::with_findings`]).
+fn method_may_have_findings(text: &str, class: &ast::StmtClassDef, method: &ast::StmtFunctionDef) -> bool {
+    let mut methods: rustc_hash::FxHashMap<&str, Vec<&ast::StmtFunctionDef>> = rustc_hash::FxHashMap::default();
+    for stmt in &class.body {
+        if let ast::Stmt::FunctionDef(method) = stmt {
+            methods.entry(method.name.as_str()).or_default().push(method);
+        }
+    }
+    let mut module_definitions = None;
+    let mut seen = rustc_hash::FxHashSet::from_iter([method.name.as_str()]);
+    let mut pending = vec![method];
+    while let Some(current) = pending.pop() {
+        let current_text = text.get(current.range.to_std_range()).unwrap_or_default();
+        if crate::prefilter::names_a_word(current_text) {
+            return true;
+        }
+        let definitions = module_definitions.get_or_insert_with(|| crate::prefilter::definitions::with_findings(text));
+        for name in crate::prefilter::definitions::identifiers(current_text) {
+            let module_level = definitions.functions.contains(name) || definitions.classes.contains(name);
+            if module_level && name != class.name.as_str() {
+                return true;
+            }
+            if seen.insert(name) {
+                pending.extend(methods.get(name).into_iter().flatten().copied());
+            }
+        }
+    }
+    false
 }
 
 /// Whether `call` (evaluated at `at`) passes a value that may size a pool

@@ -38,7 +38,8 @@ pub trait ProjectLookup {
     fn class(&self, qualified: &str, caps: &CapNames) -> Result<Option<ProjectFunction<'_>>, Cut>;
 
     /// Whether the imported name `qualified` may be a module-level class of another module of the project
-    /// whose text holds a word the rules need: asked of the module's text, never parsed.
+    /// that may have findings when one of its methods is followed (its text holds a word the rules need,
+    /// or names a definition that does): asked of the module's text, never parsed.
     fn class_may_have_findings(&self, qualified: &str) -> bool;
 
     /// The file being checked, holding `text`, as another module's related locations name it.

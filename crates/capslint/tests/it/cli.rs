@@ -383,11 +383,11 @@ fn the_prefilter_sees_words_spelled_indirectly() {
 }
 
 #[test]
-fn methods_of_another_module_s_class_are_followed_only_from_files_the_prefilter_passes() {
-    // `main.py` holds no rule's word, so the prefilter drops it whatever it imports; with the prefilter
-    // off it is parsed, and must not follow the method either. Nor `commented.py`, whose word is in a
-    // comment alone. `worded.py` holds a word in its code and the same call is followed into `fit`, in
-    // both modes.
+fn methods_of_another_module_s_class_are_followed_from_files_that_construct_it() {
+    // `main.py` holds no rule's word, nor does `commented.py` in its code: the prefilter lets both through
+    // because they call a class of the project that may have findings, as it does `renamed.py`, which
+    // imports it under another name. `typed.py` imports the class but never constructs it, so no method
+    // of it is followed there: dropped by the prefilter, and silent with it off. Both modes agree.
     let selector = "from joblib import Parallel, delayed\n\n\nclass Selector:\n    def __init__(self, path, jobs=1):\n        \
                     self.jobs = jobs\n\n    def fit(self, frame):\n        \
                     return Parallel(n_jobs=self.jobs)(delayed(len)(part) for part in frame)\n";
@@ -396,6 +396,8 @@ fn methods_of_another_module_s_class_are_followed_only_from_files_the_prefilter_
         ("main.py", "from selection import Selector\n\nSelector(None, -1).fit([])\n"),
         ("commented.py", "from selection import Selector\n\n# n_jobs\nSelector(None, -1).fit([])\n"),
         ("worded.py", "from selection import Selector\n\nn_jobs = None\nSelector(None, -1).fit([])\n"),
+        ("renamed.py", "from selection import Selector as Chooser\n\nChooser(None, -1).fit([])\n"),
+        ("typed.py", "from selection import Selector\n\n\ndef run(chosen: Selector):\n    return chosen.fit([-1])\n"),
     ];
     let dir = project(&files);
     let concise = |extra: &[&str]| {
@@ -403,8 +405,11 @@ fn methods_of_another_module_s_class_are_followed_only_from_files_the_prefilter_
         String::from_utf8(output.stdout).unwrap()
     };
     let filtered = concise(&[]);
-    assert!(filtered.contains("worded.py:4:16: CAP101"), "{filtered}");
-    assert!(!filtered.contains("main.py"), "{filtered}");
-    assert!(!filtered.contains("commented.py"), "{filtered}");
+    for place in
+        ["main.py:3:16: CAP101", "commented.py:4:16: CAP101", "worded.py:4:16: CAP101", "renamed.py:3:15: CAP101"]
+    {
+        assert!(filtered.contains(place), "{place}: {filtered}");
+    }
+    assert!(!filtered.contains("typed.py"), "{filtered}");
     assert_eq!(concise(&["--no-prefilter"]), filtered);
 }

@@ -3,6 +3,7 @@
 //! ([`crate::prefilter_words`]), written out or spelled indirectly ([`spelling`]); it may let a
 //! file through that has no finding, never the other way round.
 
+pub mod definitions;
 mod prose;
 pub mod spelling;
 
@@ -574,42 +575,6 @@ pub fn names_a_word(text: &str) -> bool {
     in_code(function_prefilter(), text, Spellings::Written)
 }
 
-/// Whether a module-level function `name` of the Python text `text` may have findings when a call of it is
-/// followed: the text of one of its top-level definitions (`def name(`, `async def name(`, from that line to
-/// the next line that starts at column 0 with anything but a comment or the signature's closing bracket)
-/// passes [`may_have_findings`] (with the boosters' packages counted wherever they are written, as the
-/// module's imports are not in that text). Searched in the text, never parsed: the prefilter lets a file through by
-/// it, and following a call into another module asks the same question, so the two always agree.
-pub fn function_may_have_findings(text: &str, name: &str) -> bool {
-    top_level_definitions(text)
-        .any(|(defined, definition)| defined == name && function_may_have_findings_in(definition))
-}
-
-/// The module-level functions of `text` that may have findings when a call of them is followed, each
-/// as [`function_may_have_findings`] answers for it, found in one pass over the text.
-pub fn functions_with_findings(text: &str) -> rustc_hash::FxHashSet<&str> {
-    top_level_definitions(text)
-        .filter(|(_, definition)| function_may_have_findings_in(definition))
-        .map(|(name, _)| name)
-        .collect()
-}
-
-/// The module-level classes of the Python text `text` that may have findings when a call of one of their
-/// methods is followed: the text of one of a class's top-level definitions holds a word the rules need
-/// (the boosters' packages counted wherever they are written). Found in one pass over the text, never
-/// parsed.
-pub fn classes_with_findings(text: &str) -> rustc_hash::FxHashSet<&str> {
-    top_level_statements(text, "class ")
-        .filter(|(_, definition)| function_may_have_findings_in(definition))
-        .map(|(name, _)| name)
-        .collect()
-}
-
-/// Each top-level definition of a function in `text`: its name and its text.
-fn top_level_definitions(text: &str) -> impl Iterator<Item = (&str, &str)> {
-    top_level_statements(text, "def ")
-}
-
 /// Each top-level statement of `text` that starts with `keyword` (`def `, also after `async `, or
 /// `class `) and a name: that name and the statement's text.
 fn top_level_statements<'t>(text: &'t str, keyword: &'static str) -> impl Iterator<Item = (&'t str, &'t str)> {
@@ -650,12 +615,7 @@ mod tests {
         let module = "import os\n\ndef shout(text):\n    return text.upper()\n\n\ndef etl(task_id, **kwargs):\n    \
                       return KubernetesPodOperator(task_id=task_id, **kwargs)\n\nasync def fit(\n    x,\n) -> None:\n    \
                       Parallel(n_jobs=-1)\nVALUE = 1\n";
-        assert!(super::function_may_have_findings(module, "etl"));
-        assert!(super::function_may_have_findings(module, "fit"));
-        assert!(!super::function_may_have_findings(module, "shout"));
-        assert!(!super::function_may_have_findings(module, "missing"));
-        assert!(!super::function_may_have_findings(module, "et"));
-        let mut found: Vec<&str> = super::functions_with_findings(module).into_iter().collect();
+        let mut found: Vec<&str> = super::definitions::with_findings(module).functions.into_iter().collect();
         found.sort_unstable();
         assert_eq!(found, ["etl", "fit"]);
     }
@@ -667,13 +627,10 @@ mod tests {
                       class Pools:\n    def run(self):\n        Parallel(n_jobs=-1)\n\n\
                       class Plain:\n    # Defined again, with a word: a call may reach either.\n    \
                       def cap(self):\n        os.environ['OMP_NUM_THREADS'] = '1'\n";
-        let mut found: Vec<&str> = super::classes_with_findings(module).into_iter().collect();
+        let mut found: Vec<&str> = super::definitions::with_findings(module).classes.into_iter().collect();
         found.sort_unstable();
         assert_eq!(found, ["Booster", "Plain", "Pools"]);
-        for name in ["Missing", "Boost", "lightgbm"] {
-            assert!(!found.contains(&name), "{name}");
-        }
-        assert!(super::classes_with_findings("class Plain:\n    pass\n").is_empty());
+        assert!(super::definitions::with_findings("class Plain:\n    pass\n").classes.is_empty());
     }
 
     use super::*;
@@ -728,7 +685,8 @@ mod tests {
             "def fit(X):\n    \"\"\"n_jobs : int, default=None\"\"\"\n    return f(X, n_jobs=2)  # two\n",
         ] {
             assert!(!may_have_findings(text), "{text}");
-            assert!(!function_may_have_findings(&format!("def f():\n    {}", text.trim_start()), "f"), "{text}");
+            let function = format!("def f():\n    {}", text.trim_start());
+            assert!(definitions::with_findings(&function).functions.is_empty(), "{text}");
         }
         assert_let_through(&[
             "f(n_jobs=-1)\n",
@@ -880,7 +838,7 @@ mod tests {
         ]);
         // A function's own text holds no import: there the package counts wherever it is written.
         let module = "import xgboost\n\ndef fit(params, data):\n    return xgboost.train(params, data)\n";
-        assert!(function_may_have_findings(module, "fit"));
+        assert!(definitions::with_findings(module).functions.contains("fit"));
         assert!(names_a_word("def fit(params, data):\n    return xgboost.train(params, data)\n"));
     }
 

@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
 use ruff_python_ast::Stmt;
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashMap;
 
 use super::libraries;
 use super::limits::{Cut, Limit};
@@ -73,8 +73,11 @@ type ByName<T> = FxHashMap<Box<str>, T>;
 struct ModuleWords {
     /// Whether the whole text passes.
     module: bool,
-    /// The module-level functions whose own text passes.
+    /// The module-level functions that may have findings when a call of one is followed
+    /// ([`crate::prefilter::definitions::with_findings`]).
     functions: rustc_hash::FxHashSet<String>,
+    /// The module-level classes that may have findings when a call of one of their methods is followed.
+    classes: rustc_hash::FxHashSet<String>,
     /// Whether the text names a node-wide CPU count ([`summary::names_a_node_count`]): only then can a
     /// function of the module return one.
     counts_cpus: bool,
@@ -82,9 +85,11 @@ struct ModuleWords {
 
 impl ModuleWords {
     fn of(text: &str) -> Self {
+        let definitions = crate::prefilter::definitions::with_findings(text);
         ModuleWords {
             module: crate::prefilter::may_have_findings(text),
-            functions: crate::prefilter::functions_with_findings(text).into_iter().map(str::to_owned).collect(),
+            functions: definitions.functions.into_iter().map(str::to_owned).collect(),
+            classes: definitions.classes.into_iter().map(str::to_owned).collect(),
             counts_cpus: summary::names_a_node_count(text),
         }
     }
@@ -104,17 +109,39 @@ pub struct ProjectIndex {
     /// What the prefilter answers of each module read for it (`None`: unreadable or beyond the size limit).
     prefiltered: RwLock<FxHashMap<PathBuf, Option<Arc<ModuleWords>>>>,
     /// Whether each dotted name imported from a directory may have findings at its calls
-    /// ([`ProjectIndex::import_has_findings`]), by directory and then by name, so that a known answer is
+    /// ([`ProjectIndex::import_answer`]), by directory and then by name, so that a known answer is
     /// found without building a key.
-    import_answers: RwLock<FxHashMap<PathKey, ByName<bool>>>,
+    import_answers: RwLock<FxHashMap<PathKey, ByName<ImportAnswer>>>,
     /// The names in each directory an import was searched in.
     listings: directories::Listings,
     /// The modules kept parsed because a call was followed into one of their functions, or because their
     /// own check parses them too ([`ProjectIndex::keep_if_checked`]).
     trees: Mutex<FxHashMap<PathBuf, TreeCell>>,
-    /// The top-level classes of each module asked about whose text passes the prefilter, found at the
-    /// first question (`None`: the module cannot be read).
-    class_words: RwLock<FxHashMap<PathBuf, Option<Arc<FxHashSet<String>>>>>,
+}
+
+/// What an imported name may lead a call to, as the prefilter asks it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ImportAnswer {
+    /// Nothing that may have findings.
+    Nothing,
+    /// A module or a function that may have findings at its calls.
+    Callable,
+    /// A class whose methods may have findings when a call of one on an instance is followed.
+    Class,
+}
+
+/// Whether `text` calls the name `name` (the name written whole, then blanks or line breaks and `(`), or
+/// imports it under another name (`name as`): a method of an imported class is followed only on an
+/// instance the file constructs by calling the class.
+fn calls_or_renames(text: &str, name: &str) -> bool {
+    let bytes = text.as_bytes();
+    memchr::memmem::find_iter(bytes, name.as_bytes()).any(|at| {
+        let end = at + name.len();
+        let whole = (at == 0 || !crate::prefilter::is_name_byte(bytes[at - 1]))
+            && bytes.get(end).is_none_or(|&byte| !crate::prefilter::is_name_byte(byte));
+        let rest = text[end..].trim_start_matches([' ', '\t', '\r', '\n', '\\']);
+        whole && (rest.starts_with('(') || rest.strip_prefix("as").is_some_and(|after| after.starts_with([' ', '\t'])))
+    })
 }
 
 impl Drop for ProjectIndex {
@@ -140,7 +167,6 @@ impl ProjectIndex {
             prefiltered: RwLock::default(),
             listings: directories::Listings::default(),
             import_answers: RwLock::default(),
-            class_words: RwLock::default(),
         }
     }
 
@@ -204,27 +230,34 @@ impl ProjectIndex {
     }
 
     /// Whether `text`, the file at `from`, imports from a module of the project (found as
-    /// [`ProjectIndex::locate`] finds it, confined) a function whose text passes the prefilter
-    /// ([`crate::prefilter::function_may_have_findings`], the question following a call into another module
-    /// asks too), or a whole module whose text does (`import utils.gcp`, `from utils import gcp`): a call of
-    /// it may then have findings at the call. Each module's text is read once per run, never parsed.
+    /// [`ProjectIndex::locate`] finds it, confined) a function that may have findings when followed
+    /// ([`crate::prefilter::definitions::with_findings`], the question following a call into another module
+    /// asks too: [`ProjectIndex::function`]), a whole module whose text passes the prefilter (`import
+    /// utils.gcp`, `from utils import gcp`), or a class that may have findings when one of its methods is
+    /// followed, which the file calls ([`calls_or_renames`]: a method is followed only on an instance the
+    /// file constructs): a call of it may then have findings at the call. Each module's text is read once
+    /// per run, never parsed.
     pub fn imports_module_with_findings(&self, from: &Path, text: &str) -> bool {
         let Some(directory) = from.parent() else { return false };
         // An installed library is not the project's: its names are never searched for.
         imported_modules::any_imported_name_outside(text, libraries::is_known_package, |name| {
-            self.import_has_findings(directory, from, name)
+            match self.import_answer(directory, from, name) {
+                ImportAnswer::Nothing => false,
+                ImportAnswer::Callable => true,
+                ImportAnswer::Class => calls_or_renames(text, name.rsplit('.').next().unwrap_or(name)),
+            }
         })
     }
 
-    /// Whether the dotted name `name`, imported by the file `from` in `directory`, is a module or a
-    /// function of one whose text passes the prefilter: answered once per directory and name, as every
-    /// file of a directory finds the same module for the same import, unless the search finds the
-    /// importing file itself (which is then passed over, for that file alone).
-    fn import_has_findings(&self, directory: &Path, from: &Path, name: &str) -> bool {
+    /// What the dotted name `name`, imported by the file `from` in `directory`, may lead a call to:
+    /// answered once per directory and name, as every file of a directory finds the same module for the
+    /// same import, unless the search finds the importing file itself (which is then passed over, for that
+    /// file alone).
+    fn import_answer(&self, directory: &Path, from: &Path, name: &str) -> ImportAnswer {
         // A name two or more levels up is asked from the package it names, as [`ProjectIndex::locate`]
         // searches it, so that the files of sibling packages share one answer.
         let imported = name;
-        let Some((directory, name)) = from_its_package(directory, name) else { return false };
+        let Some((directory, name)) = from_its_package(directory, name) else { return ImportAnswer::Nothing };
         let known =
             self.import_answers.read().ok().and_then(|answers| {
                 answers.get(directory.as_os_str()).and_then(|names| names.get(name.as_ref()).copied())
@@ -244,33 +277,32 @@ impl ProjectIndex {
         answer
     }
 
-    /// [`ProjectIndex::import_has_findings`] for the file `from`, its own module passed over.
-    fn answer_for_import(&self, from: &Path, name: &str) -> bool {
+    /// [`ProjectIndex::import_answer`] for the file `from`, its own module passed over.
+    fn answer_for_import(&self, from: &Path, name: &str) -> ImportAnswer {
         let as_module = self.locate(from, &format!("{name}._"));
         let as_name = self.locate(from, name);
         self.answer_from(as_module.as_deref(), as_name.as_deref())
     }
 
-    /// Whether an imported name that is the module `as_module` (found for `name._`), or else the
-    /// attribute `as_name` of a module, may have findings at its calls.
-    fn answer_from(&self, as_module: Option<&Located>, as_name: Option<&Located>) -> bool {
+    /// What an imported name that is the module `as_module` (found for `name._`), or else the attribute
+    /// `as_name` of a module, may lead a call to; the module's text is read once and answered for all its
+    /// definitions at once.
+    fn answer_from(&self, as_module: Option<&Located>, as_name: Option<&Located>) -> ImportAnswer {
         if let Some((path, [_])) = as_module.map(|(path, attributes)| (path, attributes.as_slice())) {
             // A module itself: any of its functions may be called through it.
-            return self.passes_prefilter(path, None);
+            return match self.words(path) {
+                Some(words) if words.module => ImportAnswer::Callable,
+                _ => ImportAnswer::Nothing,
+            };
         }
-        match as_name.map(|(path, attributes)| (path, attributes.as_slice())) {
-            Some((path, [function])) => self.passes_prefilter(path, Some(function)),
-            _ => false,
+        let Some((path, [name])) = as_name.map(|(path, attributes)| (path, attributes.as_slice())) else {
+            return ImportAnswer::Nothing;
+        };
+        match self.words(path) {
+            Some(words) if words.functions.contains(name.as_str()) => ImportAnswer::Callable,
+            Some(words) if words.classes.contains(name.as_str()) => ImportAnswer::Class,
+            _ => ImportAnswer::Nothing,
         }
-    }
-
-    /// Whether the text of the module at `path`, or of its function `function`, passes the prefilter;
-    /// the module's text is read once and answered for all its functions at once.
-    fn passes_prefilter(&self, path: &Path, function: Option<&str>) -> bool {
-        self.words(path).is_some_and(|words| match function {
-            Some(name) => words.functions.contains(name),
-            None => words.module,
-        })
     }
 
     /// What the prefilter finds in the text of the module at `path`, read once; `None` when it cannot be
@@ -303,23 +335,11 @@ impl ProjectIndex {
         }
     }
 
-    /// Whether the text of the module at `path` has a top-level class `class` whose text passes the
-    /// prefilter ([`crate::prefilter::classes_with_findings`]): the module's text is read once and
-    /// answered for all its classes at once.
+    /// Whether the module at `path` has a top-level class `class` that may have findings
+    /// ([`crate::prefilter::definitions::with_findings`]): the module's text is read once and answered for
+    /// all its definitions at once.
     fn class_passes_prefilter(&self, path: &Path, class: &str) -> bool {
-        let known = self.class_words.read().ok().and_then(|known| known.get(path).cloned());
-        let classes = known.unwrap_or_else(|| {
-            let display = capslint_workspace::discover::display_name(path, &self.cwd);
-            let classes = self.reader.read_to_string(path, &display, MAX_MODULE_BYTES).ok().map(|text| {
-                let names = crate::prefilter::classes_with_findings(&text);
-                Arc::new(names.into_iter().map(str::to_owned).collect::<FxHashSet<String>>())
-            });
-            if let Ok(mut known) = self.class_words.write() {
-                known.insert(path.to_path_buf(), classes.clone());
-            }
-            classes
-        });
-        classes.is_some_and(|classes| classes.contains(class))
+        self.words(path).is_some_and(|words| words.classes.contains(class))
     }
 
     /// Whether `directory` holds a module or package named `name` (`name.py`, `name/`): asked before any
@@ -407,7 +427,7 @@ impl ProjectIndex {
         // before the module is summarised or parsed, as the prefilter asks it.
         match self.locate(from, qualified).as_deref().map(|(path, attributes)| (path, attributes.as_slice())) {
             Some((path, [function])) => {
-                if !self.passes_prefilter(path, Some(function)) {
+                if !self.words(path).is_some_and(|words| words.functions.contains(function.as_str())) {
                     return Ok(None);
                 }
                 self.read_for_call(path, caps);
