@@ -406,6 +406,29 @@ fn words_in_prose_are_passed_over_in_linear_time() {
 }
 
 #[test]
+fn definitions_handing_values_on_and_classes_imported_in_bulk_stay_linear() {
+    // A module (within the size limit of a module read for an import) that defines one name 12,000 times,
+    // each definition naming it and another, and 6,000 classes with a word; a file that imports every
+    // class and calls none, and one that calls the other name.
+    let dir = dir_with_bad_file();
+    let mut helpers = String::from("from joblib import Parallel\n\n\ndef f(n):\n    return Parallel(n_jobs=n)\n");
+    for _ in 0..12_000 {
+        helpers.push_str("def f(n):\n    return f(n) + g(n)\n");
+    }
+    helpers.push_str("def g(n):\n    return f(n)\n");
+    for index in 0..6_000 {
+        helpers.push_str(&format!("class C{index}:\n    def fit(self, n):\n        return Parallel(n_jobs=n)\n"));
+    }
+    fs::write(dir.path().join("helpers.py"), helpers).unwrap();
+    let names: Vec<String> = (0..6_000).map(|index| format!("C{index}")).collect();
+    fs::write(dir.path().join("imports_all.py"), format!("from helpers import ({})\n", names.join(", "))).unwrap();
+    fs::write(dir.path().join("calls.py"), "from helpers import g\n\ng(-1)\n").unwrap();
+    let started = std::time::Instant::now();
+    concise(&dir).assert().code(1).stdout(other_file_checked());
+    assert!(started.elapsed() < std::time::Duration::from_secs(20), "took {:?}", started.elapsed());
+}
+
+#[test]
 fn definitions_of_an_imported_module_are_found_in_linear_time() {
     // Importing a function or a class of a module makes its top-level definitions searched: a line that
     // holds `def ` and `class ` a hundred thousand times is looked at once, not once per occurrence.

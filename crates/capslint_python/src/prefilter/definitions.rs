@@ -18,65 +18,86 @@ pub struct WithFindings<'t> {
     pub classes: FxHashSet<&'t str>,
 }
 
-/// A module-level `def` or `class` of the text.
-struct Definition<'t> {
-    name: &'t str,
-    text: &'t str,
-    is_class: bool,
+/// A name the text defines at module level, with all its definitions (a call may reach any of them).
+#[derive(Default)]
+struct Defined<'t> {
+    /// The text of each definition.
+    texts: SmallVec<[&'t str; 1]>,
+    /// Whether one of them is a `def`, and whether one is a `class`.
+    function: bool,
+    class: bool,
+    /// Whether a call of it may have findings.
+    relevant: bool,
 }
 
 /// The definitions of `text` that may have findings when followed: each whose own text passes the
 /// prefilter (the boosters' packages counted wherever they are written, as the module's imports are not
-/// in that text), and each whose text names one of those, however many such names lie between.
+/// in that text), and each whose text names one of those, however many such names lie between. A name
+/// defined more than once counts as one: a call of it may reach any of its definitions.
 pub fn with_findings(text: &str) -> WithFindings<'_> {
-    let definitions: Vec<Definition<'_>> = top_level_statements(text, "def ")
-        .map(|(name, text)| Definition { name, text, is_class: false })
-        .chain(top_level_statements(text, "class ").map(|(name, text)| Definition { name, text, is_class: true }))
-        .collect();
-    let mut relevant: Vec<bool> =
-        definitions.iter().map(|definition| function_may_have_findings_in(definition.text)).collect();
-    if relevant.iter().any(|&relevant| relevant) && relevant.iter().any(|&relevant| !relevant) {
-        spread_to_referrers(&definitions, &mut relevant);
+    let mut index: FxHashMap<&str, u32> = FxHashMap::default();
+    let mut defined: Vec<Defined<'_>> = Vec::new();
+    let definitions = top_level_statements(text, "def ")
+        .map(|definition| (definition, false))
+        .chain(top_level_statements(text, "class ").map(|definition| (definition, true)));
+    for ((name, text), is_class) in definitions {
+        let at = *index.entry(name).or_insert_with(|| {
+            defined.push(Defined::default());
+            defined.len() as u32 - 1
+        });
+        let entry = &mut defined[at as usize];
+        entry.texts.push(text);
+        entry.function |= !is_class;
+        entry.class |= is_class;
+        entry.relevant = entry.relevant || function_may_have_findings_in(text);
+    }
+    if defined.iter().any(|name| name.relevant) && defined.iter().any(|name| !name.relevant) {
+        spread_to_referrers(&index, &mut defined);
     }
     let mut found = WithFindings::default();
-    for (definition, _) in definitions.iter().zip(&relevant).filter(|(_, relevant)| **relevant) {
-        let names = if definition.is_class { &mut found.classes } else { &mut found.functions };
-        names.insert(definition.name);
+    for (name, &at) in &index {
+        let entry = &defined[at as usize];
+        if entry.relevant {
+            if entry.function {
+                found.functions.insert(name);
+            }
+            if entry.class {
+                found.classes.insert(name);
+            }
+        }
     }
     found
 }
 
-/// Marks as relevant each definition whose text names a relevant one, until none is left to mark: the
-/// references are gathered once, then followed backwards from the relevant definitions.
-fn spread_to_referrers(definitions: &[Definition<'_>], relevant: &mut [bool]) {
-    let mut by_name: FxHashMap<&str, SmallVec<[u32; 1]>> = FxHashMap::default();
+/// Marks as relevant each name one of whose definitions names a relevant one, until none is left to mark:
+/// the references are gathered once, then followed backwards from the relevant names.
+fn spread_to_referrers(index: &FxHashMap<&str, u32>, defined: &mut [Defined<'_>]) {
     // The lengths of the names (the last bit for any length past 62): most names a text writes (`self`,
     // `X`, `return`) have none of them and are passed over without a lookup.
-    let mut lengths = 0u64;
-    for (index, definition) in definitions.iter().enumerate() {
-        by_name.entry(definition.name).or_default().push(index as u32);
-        lengths |= 1 << definition.name.len().min(63);
-    }
-    // For each definition, the definitions that name it and are not relevant on their own.
-    let mut referrers: Vec<Vec<u32>> = vec![Vec::new(); definitions.len()];
-    // The referrer each definition was last recorded for, so that a name written many times counts once.
-    let mut recorded_for = vec![u32::MAX; definitions.len()];
-    for (index, definition) in definitions.iter().enumerate().filter(|(index, _)| !relevant[*index]) {
-        let index = index as u32;
-        for name in identifiers(definition.text).filter(|name| lengths & (1 << name.len().min(63)) != 0) {
-            for &named in by_name.get(name).into_iter().flatten() {
-                if named != index && recorded_for[named as usize] != index {
-                    recorded_for[named as usize] = index;
-                    referrers[named as usize].push(index);
+    let lengths = index.keys().fold(0u64, |lengths, name| lengths | 1 << name.len().min(63));
+    // For each name, the names not relevant on their own whose definitions name it.
+    let mut referrers: Vec<Vec<u32>> = vec![Vec::new(); defined.len()];
+    // The referrer each name was last recorded for, so that a name written many times counts once.
+    let mut recorded_for = vec![u32::MAX; defined.len()];
+    for (referrer, entry) in defined.iter().enumerate().filter(|(_, entry)| !entry.relevant) {
+        let referrer = referrer as u32;
+        for text in &entry.texts {
+            for name in identifiers(text).filter(|name| lengths & (1 << name.len().min(63)) != 0) {
+                if let Some(&named) = index.get(name)
+                    && named != referrer
+                    && recorded_for[named as usize] != referrer
+                {
+                    recorded_for[named as usize] = referrer;
+                    referrers[named as usize].push(referrer);
                 }
             }
         }
     }
-    let mut pending: Vec<u32> = (0..definitions.len() as u32).filter(|&index| relevant[index as usize]).collect();
-    while let Some(index) = pending.pop() {
-        for &referrer in &referrers[index as usize] {
-            if !relevant[referrer as usize] {
-                relevant[referrer as usize] = true;
+    let mut pending: Vec<u32> = (0..defined.len() as u32).filter(|&at| defined[at as usize].relevant).collect();
+    while let Some(at) = pending.pop() {
+        for &referrer in &referrers[at as usize] {
+            if !defined[referrer as usize].relevant {
+                defined[referrer as usize].relevant = true;
                 pending.push(referrer);
             }
         }
@@ -87,7 +108,12 @@ fn spread_to_referrers(definitions: &[Definition<'_>], relevant: &mut [bool]) {
 /// code, strings and comments alike (a name in a string or a comment only makes a definition relevant
 /// where it need not be).
 pub fn identifiers(text: &str) -> impl Iterator<Item = &str> {
-    name_runs(text.as_bytes()).filter_map(|range| text.get(range))
+    identifier_ranges(text).filter_map(|range| text.get(range))
+}
+
+/// Where each of the [`identifiers`] of `text` is.
+pub fn identifier_ranges(text: &str) -> impl Iterator<Item = std::ops::Range<usize>> + '_ {
+    name_runs(text.as_bytes())
 }
 
 /// What each byte is to a name: not part of one, its start (a letter, `_`, part of a non-ASCII
@@ -153,6 +179,17 @@ mod tests {
         let module = "def _fit(jobs):\n    return Parallel(n_jobs=jobs)\n\n\
                       def refit(x):\n    return x._fit_more + my_fit(1)\n";
         assert_eq!(sorted(&with_findings(module).functions), ["_fit"]);
+    }
+
+    #[test]
+    fn a_name_defined_many_times_counts_once() {
+        // Each definition names every other: one name, not a quadratic number of references.
+        let mut module = "def f(n):\n    return Parallel(n_jobs=n)\n".to_string();
+        for _ in 0..50_000 {
+            module.push_str("def f(n):\n    return f(n) + g(n)\n");
+        }
+        module.push_str("def g(n):\n    return f(n)\n");
+        assert_eq!(sorted(&with_findings(&module).functions), ["f", "g"]);
     }
 
     #[test]

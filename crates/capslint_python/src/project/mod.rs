@@ -130,17 +130,15 @@ enum ImportAnswer {
     Class,
 }
 
-/// Whether `text` calls the name `name` (the name written whole, then blanks or line breaks and `(`), or
-/// imports it under another name (`name as`): a method of an imported class is followed only on an
-/// instance the file constructs by calling the class.
-fn calls_or_renames(text: &str, name: &str) -> bool {
-    let bytes = text.as_bytes();
-    memchr::memmem::find_iter(bytes, name.as_bytes()).any(|at| {
-        let end = at + name.len();
-        let whole = (at == 0 || !crate::prefilter::is_name_byte(bytes[at - 1]))
-            && bytes.get(end).is_none_or(|&byte| !crate::prefilter::is_name_byte(byte));
-        let rest = text[end..].trim_start_matches([' ', '\t', '\r', '\n', '\\']);
-        whole && (rest.starts_with('(') || rest.strip_prefix("as").is_some_and(|after| after.starts_with([' ', '\t'])))
+/// Whether `text` calls one of `names` (the name written whole, then blanks or line breaks and `(`), or
+/// imports one under another name (`name as`): a method of an imported class is followed only on an
+/// instance the file constructs by calling the class. One pass over the text, whatever the names.
+fn calls_or_renames(text: &str, names: &rustc_hash::FxHashSet<String>) -> bool {
+    crate::prefilter::definitions::identifier_ranges(text).any(|range| {
+        let rest = text[range.end..].trim_start_matches([' ', '\t', '\r', '\n', '\\']);
+        let called =
+            rest.starts_with('(') || rest.strip_prefix("as").is_some_and(|after| after.starts_with([' ', '\t']));
+        called && names.contains(&text[range])
     })
 }
 
@@ -239,14 +237,21 @@ impl ProjectIndex {
     /// per run, never parsed.
     pub fn imports_module_with_findings(&self, from: &Path, text: &str) -> bool {
         let Some(directory) = from.parent() else { return false };
+        // The classes are looked for in the text once, after the imports: a file may import many.
+        let mut classes: rustc_hash::FxHashSet<String> = rustc_hash::FxHashSet::default();
         // An installed library is not the project's: its names are never searched for.
-        imported_modules::any_imported_name_outside(text, libraries::is_known_package, |name| {
-            match self.import_answer(directory, from, name) {
-                ImportAnswer::Nothing => false,
-                ImportAnswer::Callable => true,
-                ImportAnswer::Class => calls_or_renames(text, name.rsplit('.').next().unwrap_or(name)),
-            }
-        })
+        let callable =
+            imported_modules::any_imported_name_outside(text, libraries::is_known_package, |name| {
+                match self.import_answer(directory, from, name) {
+                    ImportAnswer::Nothing => false,
+                    ImportAnswer::Callable => true,
+                    ImportAnswer::Class => {
+                        classes.insert(name.rsplit('.').next().unwrap_or(name).to_string());
+                        false
+                    }
+                }
+            });
+        callable || (!classes.is_empty() && calls_or_renames(text, &classes))
     }
 
     /// What the dotted name `name`, imported by the file `from` in `directory`, may lead a call to:
@@ -776,6 +781,29 @@ impl ProjectLookup for ModuleContext<'_> {
 mod tests {
     use super::*;
     use crate::value::Value;
+
+    #[test]
+    fn a_class_counts_where_the_text_calls_or_renames_it() {
+        let names: rustc_hash::FxHashSet<String> = ["Trainer".to_string()].into_iter().collect();
+        for text in [
+            "Trainer().run(x, -1)\n",
+            "model = Trainer (\n    path,\n)\n",
+            "x = [Trainer\n    (1)]\n",
+            "from pkg import Trainer as T\n",
+        ] {
+            assert!(calls_or_renames(text, &names), "{text}");
+        }
+        for text in [
+            "def run(t: Trainer):\n    return t.run(-1)\n",
+            "isinstance(x, Trainer)\n",
+            "MyTrainer()\n",
+            "Trainer_(1)\n",
+            "Trainer.run(t, -1)\n",
+            "from pkg import Trainer, astronaut\n",
+        ] {
+            assert!(!calls_or_renames(text, &names), "{text}");
+        }
+    }
 
     fn project(files: &[(&str, &str)]) -> tempfile::TempDir {
         let dir = tempfile::tempdir().unwrap();
