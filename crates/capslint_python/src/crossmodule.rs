@@ -341,7 +341,9 @@ fn method_call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall) {
     let Some(method) = plain_method(attribute.attr.as_str()) else { return };
     // Without a plain `__init__` of its own, what the method reads of the instance is unknown.
     let init = plain_method("__init__");
-    if !method_may_have_findings(module.file.text(), class_def, method) {
+    let module_level = |name: &str| project.defines_with_findings(module.file.path(), name);
+    let relevant = || method_may_have_findings(module.file.text(), class_def, method, module_level);
+    if !checker.followed.relevant(method, relevant) {
         return;
     }
     let caller_file = checker.own_file();
@@ -364,29 +366,32 @@ fn method_call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall) {
 /// Whether `method` of `class`, in the module's `text`, may have findings when a call of it is followed,
 /// as a followed function may: its own text holds a word the rules need, or it names a method of the class
 /// that does (`self._fit(X, y, workers)`, however many methods lie between) or a definition of the module
-/// that may have findings ([`crate::prefilter::definitions::with_findings`]).
-fn method_may_have_findings(text: &str, class: &ast::StmtClassDef, method: &ast::StmtFunctionDef) -> bool {
+/// that may have findings (`module_level`, [`crate::prefilter::definitions::with_findings`]).
+fn method_may_have_findings(
+    text: &str,
+    class: &ast::StmtClassDef,
+    method: &ast::StmtFunctionDef,
+    module_level: impl Fn(&str) -> bool,
+) -> bool {
     let mut methods: rustc_hash::FxHashMap<&str, Vec<&ast::StmtFunctionDef>> = rustc_hash::FxHashMap::default();
     for stmt in &class.body {
         if let ast::Stmt::FunctionDef(method) = stmt {
             methods.entry(method.name.as_str()).or_default().push(method);
         }
     }
-    let mut module_definitions = None;
-    let mut seen = rustc_hash::FxHashSet::from_iter([method.name.as_str()]);
+    // Each name is looked up once, whichever method writes it.
+    let mut seen = rustc_hash::FxHashSet::from_iter([method.name.as_str(), class.name.as_str()]);
     let mut pending = vec![method];
     while let Some(current) = pending.pop() {
         let current_text = text.get(current.range.to_std_range()).unwrap_or_default();
         if crate::prefilter::names_a_word(current_text) {
             return true;
         }
-        let definitions = module_definitions.get_or_insert_with(|| crate::prefilter::definitions::with_findings(text));
         for name in crate::prefilter::definitions::identifiers(current_text) {
-            let module_level = definitions.functions.contains(name) || definitions.classes.contains(name);
-            if module_level && name != class.name.as_str() {
-                return true;
-            }
             if seen.insert(name) {
+                if module_level(name) {
+                    return true;
+                }
                 pending.extend(methods.get(name).into_iter().flatten().copied());
             }
         }

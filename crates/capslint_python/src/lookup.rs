@@ -42,6 +42,11 @@ pub trait ProjectLookup {
     /// or names a definition that does): asked of the module's text, never parsed.
     fn class_may_have_findings(&self, qualified: &str) -> bool;
 
+    /// Whether the module of the project at `path` defines a module-level function or class `name` that
+    /// may have findings when followed ([`crate::prefilter::definitions::with_findings`]): answered from
+    /// the module's text, read once per run.
+    fn defines_with_findings(&self, path: &std::path::Path, name: &str) -> bool;
+
     /// The file being checked, holding `text`, as another module's related locations name it.
     fn source_file(&self, text: &str) -> Arc<SourceFile>;
 }

@@ -409,7 +409,8 @@ fn words_in_prose_are_passed_over_in_linear_time() {
 fn definitions_handing_values_on_and_classes_imported_in_bulk_stay_linear() {
     // A module (within the size limit of a module read for an import) that defines one name 12,000 times,
     // each definition naming it and another, and 6,000 classes with a word; a file that imports every
-    // class and calls none, and one that calls the other name.
+    // class and calls none, and one that calls the other name. And a long method that hands nothing on,
+    // called 5,000 times.
     let dir = dir_with_bad_file();
     let mut helpers = String::from("from joblib import Parallel\n\n\ndef f(n):\n    return Parallel(n_jobs=n)\n");
     for _ in 0..12_000 {
@@ -423,6 +424,14 @@ fn definitions_handing_values_on_and_classes_imported_in_bulk_stay_linear() {
     let names: Vec<String> = (0..6_000).map(|index| format!("C{index}")).collect();
     fs::write(dir.path().join("imports_all.py"), format!("from helpers import ({})\n", names.join(", "))).unwrap();
     fs::write(dir.path().join("calls.py"), "from helpers import g\n\ng(-1)\n").unwrap();
+    let body = "        n = n + 1\n".repeat(20_000);
+    let big = format!(
+        "from joblib import Parallel\n\n\nclass Big:\n    def run(self, n):\n{body}        return n\n\n    \
+         def _fit(self, n):\n        return Parallel(n_jobs=n)\n"
+    );
+    fs::write(dir.path().join("big.py"), big).unwrap();
+    fs::write(dir.path().join("runs.py"), format!("from big import Big\n\n{}", "Big().run(-1)\n".repeat(5_000)))
+        .unwrap();
     let started = std::time::Instant::now();
     concise(&dir).assert().code(1).stdout(other_file_checked());
     assert!(started.elapsed() < std::time::Duration::from_secs(20), "took {:?}", started.elapsed());

@@ -340,6 +340,12 @@ impl ProjectIndex {
         }
     }
 
+    /// Whether the module at `path` defines a module-level function or class `name` that may have findings
+    /// when followed.
+    fn defines_with_findings(&self, path: &Path, name: &str) -> bool {
+        self.words(path).is_some_and(|words| words.functions.contains(name) || words.classes.contains(name))
+    }
+
     /// Whether the module at `path` has a top-level class `class` that may have findings
     /// ([`crate::prefilter::definitions::with_findings`]): the module's text is read once and answered for
     /// all its definitions at once.
@@ -736,6 +742,10 @@ impl ProjectLookup for ProjectContext<'_> {
         self.index.class_may_have_findings(self.file, qualified)
     }
 
+    fn defines_with_findings(&self, path: &Path, name: &str) -> bool {
+        self.index.defines_with_findings(path, name)
+    }
+
     fn source_file(&self, text: &str) -> Arc<SourceFile> {
         self.index.source_file(self.file, text)
     }
@@ -770,6 +780,10 @@ impl ProjectLookup for ModuleContext<'_> {
 
     fn class_may_have_findings(&self, qualified: &str) -> bool {
         self.index.class_may_have_findings(&self.file, qualified)
+    }
+
+    fn defines_with_findings(&self, path: &Path, name: &str) -> bool {
+        self.index.defines_with_findings(path, name)
     }
 
     fn source_file(&self, text: &str) -> Arc<SourceFile> {
