@@ -6,7 +6,7 @@
 use rustc_hash::{FxHashMap, FxHashSet};
 use smallvec::SmallVec;
 
-use super::{function_may_have_findings_in, top_level_statements};
+use super::{function_may_have_findings_in, function_prefilter, searched_with, top_level_statements};
 
 /// The module-level functions and classes of a text that may have findings when a call of them (or of a
 /// class's method) is followed.
@@ -35,6 +35,10 @@ struct Defined<'t> {
 /// in that text), and each whose text names one of those, however many such names lie between. A name
 /// defined more than once counts as one: a call of it may reach any of its definitions.
 pub fn with_findings(text: &str) -> WithFindings<'_> {
+    // Most modules hold none of the words anywhere, prose included: none of their definitions can.
+    if !searched_with(function_prefilter(), text) {
+        return WithFindings::default();
+    }
     let mut index: FxHashMap<&str, u32> = FxHashMap::default();
     let mut defined: Vec<Defined<'_>> = Vec::new();
     let definitions = top_level_statements(text, "def ")
