@@ -11,12 +11,12 @@ use super::checker::Checker;
 use super::resolve::At;
 use super::semantic::{Binding, BindingKind, ScopeKind};
 
-/// The call that constructed the instance `receiver` is, read at `at` (the call on it), where the walk sees
-/// it: `receiver` itself
-/// (`Model(params).fit()`), the one definition of a name (`model = Model(params)`) with no other mention of
-/// the name between it and the call (nor any call, for a name outside a function), or an attribute of the method's own receiver assigned in
-/// the block of the call, before it (`self.model = Model(params)` then `self.model.fit()`), with no
-/// statement between that names the receiver.
+/// The call that constructed the instance `receiver` is, read at `at` (the call on it), where the walk
+/// sees it: `receiver` itself (`Model(params).fit()`), the one definition of a name (`model =
+/// Model(params)`) with no other mention of the name between it and the call (nor any call, for a name
+/// outside a function), or an attribute of the method's own receiver assigned in the block of the call,
+/// before it (`self.model = Model(params)` then `self.model.fit()`), with no statement between that names
+/// the receiver.
 pub fn constructor_call<'a>(checker: &Checker<'_, 'a>, receiver: &'a Expr, at: At) -> Option<(&'a ast::ExprCall, At)> {
     let (value, at) = match receiver {
         Expr::Call(_) => (receiver, at),
