@@ -621,6 +621,16 @@ fn calls_followed_into_the_module_s_functions_stay_bounded() {
     text.push_str("def f50(n):\n    return RandomForestClassifier(n_jobs=n)\n\nf0(-1)\nf0(2)\n");
     assert_eq!(lint_codes("chain.py", text), ["CAP003", "CAP003"]);
 
+    // The same chain through methods that call the next on `self`: the same limit, the same CAP003.
+    let mut text = format!("{FOREST}class Chain:\n");
+    for level in 0..50 {
+        text.push_str(&format!("    def m{level}(self, n):\n        return self.m{}(n)\n\n", level + 1));
+    }
+    text.push_str(
+        "    def m50(self, n):\n        return RandomForestClassifier(n_jobs=n)\n\nChain().m0(-1)\nChain().m0(2)\n",
+    );
+    assert_eq!(lint_codes("method_chain.py", text), ["CAP003", "CAP003"]);
+
     // Each level calls the next ten times: no more calls are followed than the depth and the per-function
     // limit allow.
     let mut text = String::from(FOREST);
