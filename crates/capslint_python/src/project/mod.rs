@@ -130,15 +130,18 @@ enum ImportAnswer {
     Class,
 }
 
-/// Whether `text` calls one of `names` (the name written whole, then blanks or line breaks and `(`), or
-/// imports one under another name (`name as`): a method of an imported class is followed only on an
-/// instance the file constructs by calling the class. One pass over the text, whatever the names.
+/// Whether `text` calls one of `names` (the name written whole, then `(` after any blanks, line breaks or
+/// comments: [`crate::prefilter::spelling::is_called_at`]), or imports one under another name (`name as`):
+/// a method of an imported class is followed only on an instance the file constructs by calling the
+/// class. One pass over the text, whatever the names.
 fn calls_or_renames(text: &str, names: &rustc_hash::FxHashSet<String>) -> bool {
+    let renamed_at = |end: usize| {
+        let rest = text[end..].trim_start_matches([' ', '\t', '\r', '\n', '\\']);
+        rest.strip_prefix("as").is_some_and(|after| after.starts_with([' ', '\t']))
+    };
     crate::prefilter::definitions::identifier_ranges(text).any(|range| {
-        let rest = text[range.end..].trim_start_matches([' ', '\t', '\r', '\n', '\\']);
-        let called =
-            rest.starts_with('(') || rest.strip_prefix("as").is_some_and(|after| after.starts_with([' ', '\t']));
-        called && names.contains(&text[range])
+        (crate::prefilter::spelling::is_called_at(text.as_bytes(), range.end) || renamed_at(range.end))
+            && names.contains(&text[range])
     })
 }
 
@@ -803,6 +806,7 @@ mod tests {
             "Trainer().run(x, -1)\n",
             "model = Trainer (\n    path,\n)\n",
             "x = [Trainer\n    (1)]\n",
+            "model = Trainer  # the shared one\n(path)\n",
             "from pkg import Trainer as T\n",
         ] {
             assert!(calls_or_renames(text, &names), "{text}");
