@@ -84,10 +84,16 @@ struct ModuleWords {
 }
 
 impl ModuleWords {
+    /// The prefilter's answers for `text`. A text that does not pass as a whole has no definition with
+    /// findings, so its definitions are not searched: a definition's own text counts a library's name
+    /// wherever it is written (it holds none of the module's imports), but a name the module cannot
+    /// reach (not imported, not an attribute, not in a string) is never the library's, whatever values
+    /// a call passes in.
     fn of(text: &str) -> Self {
-        let definitions = crate::prefilter::definitions::with_findings(text);
+        let module = crate::prefilter::may_have_findings(text);
+        let definitions = if module { crate::prefilter::definitions::with_findings(text) } else { Default::default() };
         ModuleWords {
-            module: crate::prefilter::may_have_findings(text),
+            module,
             functions: definitions.functions.into_iter().map(str::to_owned).collect(),
             classes: definitions.classes.into_iter().map(str::to_owned).collect(),
             counts_cpus: summary::names_a_node_count(text),
@@ -901,5 +907,17 @@ mod tests {
         assert!(!index.imports_module_with_findings(&from, "from utils.text import shout\nshout('x')\n"));
         assert!(!index.imports_module_with_findings(&from, "from utils.missing import etl\n"));
         assert_eq!(index.modules_read(), 0, "the prefilter parses no module");
+    }
+
+    #[test]
+    fn a_module_whose_text_does_not_pass_has_no_definition_with_findings() {
+        // `Parallel` and `Pool` are not the libraries' here: never imported, never an attribute.
+        let unreachable = "from pool import make\n\ndef train(x, n):\n    Parallel = make()\n    return Parallel(n)(x)\n\n\
+                           class Runner:\n    def run(self, n):\n        return Pool(n)\n";
+        let words = ModuleWords::of(unreachable);
+        assert!(!words.module && words.functions.is_empty() && words.classes.is_empty());
+        let reachable = format!("from joblib import Parallel\nfrom multiprocessing import Pool\n{unreachable}");
+        let words = ModuleWords::of(&reachable);
+        assert!(words.module && words.functions.contains("train") && words.classes.contains("Runner"));
     }
 }
