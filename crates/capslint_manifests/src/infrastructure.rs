@@ -54,6 +54,8 @@ const INFRASTRUCTURE_IMAGES: &[&str] = &[
     "kafka",
     "consul",
     "vault",
+    // Storage emulators.
+    "azurite",
     // Logs and metrics.
     "fluentd",
     "fluent-bit",
@@ -249,8 +251,7 @@ pub fn runs_a_server(command: Option<&[String]>, args: Option<&[String]>, image:
     if image.is_some_and(is_ml_image) {
         return false;
     }
-    let words = || command.iter().chain(args.into_iter().flatten()).flat_map(|item| shell_words(item));
-    if words().any(runs_compute) {
+    if command_runs_compute(Some(command), args) {
         return false;
     }
     let Some(program) = command.iter().map(String::as_str).find(|word| !WRAPPERS.contains(&file_name(word).as_str()))
@@ -267,6 +268,12 @@ pub fn runs_a_server(command: Option<&[String]>, args: Option<&[String]>, image:
         && !matches!(name.as_str(), "node" | "nodejs" | "npm" | "npx" | "yarn" | "deno" | "bun")
         && !SCRIPT_EXTENSIONS.iter().any(|extension| name.ends_with(extension))
         && !LAUNCH_WORDS.iter().any(|word| name.contains(word))
+}
+
+/// Whether a word of `command` or `args` (shell scripts included) runs Python or a compute launcher: then
+/// the container runs compute, whatever its image or name says (`model-api-server` running `uvicorn`).
+pub fn command_runs_compute(command: Option<&[String]>, args: Option<&[String]>) -> bool {
+    command.into_iter().chain(args).flatten().flat_map(|item| shell_words(item)).any(runs_compute)
 }
 
 /// The words of a command-line item: itself, or the words of the shell script it holds.
@@ -312,6 +319,34 @@ fn repository(image: &str) -> String {
     name.to_ascii_lowercase()
 }
 
+/// Names of API servers: the Kubernetes convention (`kube-apiserver`, `kuberay/apiserver`) and the ML
+/// platforms' Go servers (`kfp-api-server`). A Python service may be named so too (a model behind
+/// FastAPI), so the name counts only with nothing of compute in the command line.
+const API_SERVER_NAMES: &[&str] = &["apiserver", "api-server"];
+
+/// Whether `name` (an image's repository or a container's name, lower case) is that of an API server:
+/// one of [`API_SERVER_NAMES`], or ending with `-` and one.
+fn is_api_server_name(name: &str) -> bool {
+    API_SERVER_NAMES
+        .iter()
+        .any(|server| name.strip_suffix(server).is_some_and(|before| before.is_empty() || before.ends_with('-')))
+}
+
+/// Whether a container's image or name is that of an API server ([`API_SERVER_NAMES`]) and nothing in
+/// its command line runs Python or a compute launcher ([`command_runs_compute`]): `kuberay/apiserver`
+/// and `kfp-api-server` run Go, a `model-api-server` running `uvicorn` runs Python.
+pub fn is_api_server(
+    image: Option<&str>,
+    name: Option<&str>,
+    command: Option<&[String]>,
+    args: Option<&[String]>,
+) -> bool {
+    (image.is_some_and(|image| is_api_server_name(&repository(image)))
+        || name.is_some_and(|name| is_api_server_name(&name.to_ascii_lowercase())))
+        && !image.is_some_and(is_ml_image)
+        && !command_runs_compute(command, args)
+}
+
 /// Whether `image` is infrastructure software that runs no OpenMP or BLAS pools.
 pub fn is_infrastructure(image: &str) -> bool {
     is_known(&repository(image))
@@ -349,6 +384,7 @@ mod tests {
             "volcanosh/vc-scheduler:latest",
             "ghcr.io/kubeflow/trainer/trainer-controller-manager:v2.0.0",
             "gcr.io/google.com/cloudsdktool/google-cloud-cli:stable",
+            "mcr.microsoft.com/azure-storage/azurite:3.33.0",
         ] {
             assert!(is_infrastructure(image), "{image}");
         }
@@ -414,6 +450,32 @@ mod tests {
             (&["/app/server"], &[], "jupyter/scipy-notebook"),
         ] {
             assert!(!runs_a_server(Some(&argv(command)), Some(&argv(args)), Some(image)), "{command:?} {image}");
+        }
+    }
+
+    #[test]
+    fn api_servers_are_known_by_name_unless_their_command_line_runs_compute() {
+        let none: Option<&[String]> = None;
+        for (image, name) in [
+            ("kuberay/apiserver:v1.4.0", "server"),
+            ("registry.k8s.io/kube-apiserver:v1.31.0", "server"),
+            ("ghcr.io/kubeflow/kfp-api-server:2.5.0", "server"),
+            ("registry.example.com/team/app:1", "ml-pipeline-api-server"),
+            ("registry.example.com/team/app:1", "API-Server"),
+        ] {
+            assert!(is_api_server(Some(image), Some(name), none, none), "{image} {name}");
+        }
+        let uvicorn = argv(&["uvicorn", "serve:app"]);
+        let python = argv(&["python -m serve"]);
+        for (image, name, command, args) in [
+            ("registry.example.com/team/model-api-server:1", "model", Some(&uvicorn[..]), None),
+            ("registry.example.com/team/app:1", "api-server", None, Some(&python[..])),
+            ("python:3.12-slim", "api-server", None, None),
+            // A name that only ends with the word is another name.
+            ("registry.example.com/team/myapiserver:1", "mcpapi-server", None, None),
+            ("registry.example.com/team/api-servers:1", "api-server-v2", None, None),
+        ] {
+            assert!(!is_api_server(Some(image), Some(name), command, args), "{image} {name}");
         }
     }
 

@@ -151,8 +151,9 @@ impl<'p> ContainerContext<'p> {
     /// Whether the thread-cap rules leave the container alone. Explicit choices first: the object's
     /// `capslint.io/compute` annotation, then the `[containers]` globs, compute before skip
     /// (`compute-images` / `compute-containers`, then `skip-images` / `skip-containers`); then, unless
-    /// `builtin-infrastructure = false`, an image or container name of the built-in list, or a `command`
-    /// that runs a server with nothing of compute in the command line or the image
+    /// `builtin-infrastructure = false`, an image or container name of the built-in list, an API server's
+    /// with nothing of compute in the command line or the image ([`crate::infrastructure::is_api_server`]),
+    /// or a `command` that runs a server with nothing of compute in the command line or the image
     /// ([`crate::infrastructure::runs_a_server`]), that sets no thread variable itself. Everything else is
     /// compute.
     pub fn runs_no_thread_pools(&self) -> bool {
@@ -171,14 +172,12 @@ impl<'p> ContainerContext<'p> {
         if matches(&containers.skip_images, image) || matches(&containers.skip_containers, name) {
             return true;
         }
+        let (command, args) = (self.container.command.as_deref(), self.container.args.as_deref());
         containers.builtin_infrastructure
             && (image.is_some_and(crate::infrastructure::is_infrastructure)
                 || name.is_some_and(crate::infrastructure::is_infrastructure_name)
-                || crate::infrastructure::runs_a_server(
-                    self.container.command.as_deref(),
-                    self.container.args.as_deref(),
-                    image,
-                ))
+                || crate::infrastructure::is_api_server(image, name, command, args)
+                || crate::infrastructure::runs_a_server(command, args, image))
             && !self.env.exec
             && !self.cap_variables().any(|name| self.env.get(name).is_some())
             && self.env.get("OMP_WAIT_POLICY").is_none()
