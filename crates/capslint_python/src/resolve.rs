@@ -593,6 +593,9 @@ impl<'m, 'a> Resolver<'m, 'a> {
             Expr::BoolOp(boolean) => {
                 let values: Vec<Resolved<'a>> =
                     boolean.values.iter().map(|value| self.eval_depth(value, at, depth + 1)).collect();
+                if let Some(decided) = decided_bool_op(boolean.op, &values) {
+                    return decided.clone();
+                }
                 let binding = values.iter().find_map(|value| value.binding.clone());
                 let value =
                     if let Some(node) = values.iter().find(|value| matches!(value.value, Value::NodeCpus { .. })) {
@@ -616,7 +619,7 @@ impl<'m, 'a> Resolver<'m, 'a> {
                 let key = (std::ptr::from_ref(expr) as usize, at.scope, at.offset);
                 return self.memoised(&self.values, key, depth, || self.eval_name(name, at, depth));
             }
-            Expr::Dict(dict) => Value::Dict(Rc::new(self.eval_dict_literal(dict, at, depth))),
+            Expr::Dict(dict) => return self.eval_dict_literal(dict, at, depth),
             Expr::Tuple(ast::ExprTuple { elts, .. }) | Expr::List(ast::ExprList { elts, .. })
                 if !elts.is_empty() && elts.iter().all(is_key_value_pair) =>
             {
@@ -941,27 +944,81 @@ impl<'m, 'a> Resolver<'m, 'a> {
         }
     }
 
-    fn eval_dict_literal(&self, dict: &'a ast::ExprDict, at: At, depth: u32) -> DictValue<'a> {
-        let mut value = DictValue::default();
+    /// A dict literal: one dict, or one per path when a mapping it unpacks (`**overrides`) is a known dict
+    /// that differs by path (`overrides` bound to `{}` when it was `None`), at most
+    /// [`MAX_ALTERNATIVES`] of them; a path on which it is `None` raises there and is left out. A mapping
+    /// that is not known leaves every path's dict open.
+    fn eval_dict_literal(&self, dict: &'a ast::ExprDict, at: At, depth: u32) -> Resolved<'a> {
+        // Each path's dict, with where and when that path is taken.
+        let mut paths: Vec<(DictValue<'a>, Option<Site>, Option<Rc<str>>)> = vec![(DictValue::default(), None, None)];
         for item in &dict.items {
             match &item.key {
-                Some(key) => match self.eval_depth(key, at, depth + 1).value {
-                    Value::Str(key_text) => value.entries.push(DictEntry::written(
-                        key_text,
-                        TextRange::new(key.start(), item.value.end()),
-                        &item.value,
-                        at,
-                    )),
-                    _ => value.open = true,
-                },
+                Some(key) => {
+                    let key_text = match self.eval_depth(key, at, depth + 1).value {
+                        Value::Str(key_text) => Some(key_text),
+                        _ => None,
+                    };
+                    for (value, ..) in &mut paths {
+                        match &key_text {
+                            Some(key_text) => value.entries.push(DictEntry::written(
+                                key_text.clone(),
+                                TextRange::new(key.start(), item.value.end()),
+                                &item.value,
+                                at,
+                            )),
+                            None => value.open = true,
+                        }
+                    }
+                }
                 None => match self.eval_depth(&item.value, at, depth + 1).value {
-                    Value::Dict(other) => self.merge(&mut value, &other, at),
-                    _ => value.open = true,
+                    Value::Dict(other) => {
+                        for (value, ..) in &mut paths {
+                            self.merge(value, &other, at);
+                        }
+                    }
+                    // A path where the mapping is `None` raises there (`**None`): the others go on.
+                    Value::OneOf(unpacked)
+                        if paths.len() * unpacked.len() <= MAX_ALTERNATIVES
+                            && unpacked.iter().any(|path| matches!(path.resolved.value, Value::Dict(_)))
+                            && unpacked
+                                .iter()
+                                .all(|path| matches!(path.resolved.value, Value::Dict(_) | Value::None)) =>
+                    {
+                        paths = paths
+                            .iter()
+                            .flat_map(|(value, site, condition)| {
+                                unpacked.iter().filter(|path| matches!(path.resolved.value, Value::Dict(_))).map(
+                                    move |path| {
+                                        let mut forked = value.clone();
+                                        if let Value::Dict(other) = &path.resolved.value {
+                                            self.merge(&mut forked, other, at);
+                                        }
+                                        let site = path.site.clone().or_else(|| site.clone());
+                                        (forked, site, path.condition.clone().or_else(|| condition.clone()))
+                                    },
+                                )
+                            })
+                            .collect();
+                    }
+                    _ => {
+                        for (value, ..) in &mut paths {
+                            value.open = true;
+                        }
+                    }
                 },
             }
         }
-        value.dedup();
-        value
+        let mut dicts = paths.into_iter().map(|(mut value, site, condition)| {
+            value.dedup();
+            paths::alternative(Resolved::of(Value::Dict(Rc::new(value))), site, condition.as_deref())
+        });
+        match (dicts.next(), dicts.len()) {
+            (Some(only), 0) => only.resolved,
+            (Some(first), _) => {
+                self.paths_within_limit(paths::one_of(std::iter::once(first).chain(dicts)), dict.range())
+            }
+            (None, _) => Resolved::of(Value::Unknown(Unknown::Other)),
+        }
     }
 
     fn eval_subscript(&self, subscript: &'a ast::ExprSubscript, at: At, depth: u32) -> Resolved<'a> {
@@ -1198,8 +1255,9 @@ impl<'m, 'a> Resolver<'m, 'a> {
         Resolved::of(Value::Unknown(Unknown::Other))
     }
 
-    /// `mapping.get(key, default)`: the entry of a known closed dict holding the key; the default when it
-    /// lacks it; and the entry or the default when the dict is unknown or open (the entry is unknown then).
+    /// `mapping.get(key, default)`: the entry of a known closed dict holding the key; the default (`None`
+    /// without one) when it lacks it; and the entry or the default when the dict is unknown or open (the
+    /// entry is unknown then).
     fn eval_get(
         &self,
         mapping: &'a Expr,
@@ -1225,6 +1283,8 @@ impl<'m, 'a> Resolver<'m, 'a> {
                 None => match default {
                     Some(default) if !dict.open => self.eval_depth(default, at, depth + 1),
                     Some(default) => self.with_default(unknown, default, &condition, at, depth),
+                    // `.get(key)` of a closed dict without the key is `None`.
+                    None if !dict.open => Resolved::of(Value::None),
                     None => unknown,
                 },
             },
@@ -1451,4 +1511,22 @@ fn is_key_value_pair(element: &Expr) -> bool {
         }
         _ => false,
     }
+}
+
+/// The operand that `a or b or ...` (`a and b and ...`) evaluates to, when the truthiness of the
+/// operands before it is known: the first true one (false one), else the last. `None` when an operand
+/// whose truthiness is unknown comes first (`settings or {}` with unknown `settings`), or when a
+/// node-wide CPU count is among the operands, which the caller keeps as the count (`os.cpu_count() or 1`).
+fn decided_bool_op<'v, 'a>(op: ast::BoolOp, values: &'v [Resolved<'a>]) -> Option<&'v Resolved<'a>> {
+    if values.iter().any(|value| matches!(value.value, Value::NodeCpus { .. })) {
+        return None;
+    }
+    let (last, before) = values.split_last()?;
+    for value in before {
+        match (op, value.value.truthiness()?) {
+            (ast::BoolOp::Or, true) | (ast::BoolOp::And, false) => return Some(value),
+            _ => {}
+        }
+    }
+    Some(last)
 }

@@ -186,6 +186,24 @@ impl Value<'_> {
             _ => None,
         }
     }
+
+    /// Whether Python reads the value as true (`bool(value)`), when that is known: a number other than
+    /// zero, a non-empty string, list or dict, a node-wide CPU count (at least one). An open dict with no
+    /// entry known, a value that differs by path, and an unknown one are not known.
+    pub fn truthiness(&self) -> Option<bool> {
+        match self {
+            Value::Int(value) => Some(*value != 0),
+            Value::Float(value) => Some(*value != 0.0),
+            Value::Str(value) => Some(!value.is_empty()),
+            Value::Bool(value) => Some(*value),
+            Value::None => Some(false),
+            Value::Dict(dict) if !dict.entries.is_empty() => Some(true),
+            Value::Dict(dict) => (!dict.open).then_some(false),
+            Value::Strings(strings) => Some(!strings.is_empty()),
+            Value::NodeCpus { .. } => Some(true),
+            Value::DataSize { .. } | Value::Capped | Value::OneOf(_) | Value::Unknown(_) => None,
+        }
+    }
 }
 
 /// The value on one path of a [`Value::OneOf`], and where and when that path takes it.

@@ -173,8 +173,14 @@ fn env_has_cpu_ref<'a>(checker: &Checker<'_, 'a>, expr: &'a Expr, at: At) -> Pre
             }
             result
         }
+        // A dict known on every path (`{**defaults, **(overrides or {})}`).
         Expr::Dict(_) => match checker.eval_at(expr, at).value {
             Value::Dict(dict) if !dict.open => Presence::Absent,
+            Value::OneOf(paths)
+                if paths.iter().all(|path| matches!(&path.resolved.value, Value::Dict(dict) if !dict.open)) =>
+            {
+                Presence::Absent
+            }
             _ => Presence::Unknown,
         },
         Expr::NoneLiteral(_) => Presence::Absent,
