@@ -188,8 +188,9 @@ impl Value<'_> {
     }
 
     /// Whether Python reads the value as true (`bool(value)`), when that is known: a number other than
-    /// zero, a non-empty string, list or dict, a node-wide CPU count (at least one). An open dict with no
-    /// entry known, a value that differs by path, and an unknown one are not known.
+    /// zero, a non-empty string or list, a closed dict with an entry, a node-wide CPU count (at least
+    /// one). An open dict (an unknown part, or a `pop`, `del` or `clear` that may have emptied it), a
+    /// value that differs by path and an unknown one are not known.
     pub fn truthiness(&self) -> Option<bool> {
         match self {
             Value::Int(value) => Some(*value != 0),
@@ -197,8 +198,7 @@ impl Value<'_> {
             Value::Str(value) => Some(!value.is_empty()),
             Value::Bool(value) => Some(*value),
             Value::None => Some(false),
-            Value::Dict(dict) if !dict.entries.is_empty() => Some(true),
-            Value::Dict(dict) => (!dict.open).then_some(false),
+            Value::Dict(dict) => (!dict.open).then_some(!dict.entries.is_empty()),
             Value::Strings(strings) => Some(!strings.is_empty()),
             Value::NodeCpus { .. } => Some(true),
             Value::DataSize { .. } | Value::Capped | Value::OneOf(_) | Value::Unknown(_) => None,
