@@ -6,7 +6,7 @@
 use rustc_hash::{FxHashMap, FxHashSet};
 use smallvec::SmallVec;
 
-use super::{function_may_have_findings_in, function_prefilter, searched_with, top_level_statements};
+use super::{function_may_have_findings_in, top_level_statements};
 
 /// The module-level functions and classes of a text that may have findings when a call of them (or of a
 /// class's method) is followed.
@@ -33,12 +33,10 @@ struct Defined<'t> {
 /// The definitions of `text` that may have findings when followed: each whose own text passes the
 /// prefilter (the boosters' packages counted wherever they are written, as the module's imports are not
 /// in that text), and each whose text names one of those, however many such names lie between. A name
-/// defined more than once counts as one: a call of it may reach any of its definitions.
+/// defined more than once counts as one: a call of it may reach any of its definitions. Worth asking only
+/// of a text that passes the prefilter as a whole ([`super::may_have_findings`]): one that does not has no
+/// such definition, and the project index asks nothing more of it.
 pub fn with_findings(text: &str) -> WithFindings<'_> {
-    // Most modules hold none of the words anywhere, prose included: none of their definitions can.
-    if !searched_with(function_prefilter(), text) {
-        return WithFindings::default();
-    }
     let mut index: FxHashMap<&str, u32> = FxHashMap::default();
     let mut defined: Vec<Defined<'_>> = Vec::new();
     let definitions = top_level_statements(text, "def ")
