@@ -1008,17 +1008,15 @@ impl<'m, 'a> Resolver<'m, 'a> {
                 },
             }
         }
-        let mut dicts = paths.into_iter().map(|(mut value, site, condition)| {
+        if let [(value, ..)] = paths.as_mut_slice() {
+            value.dedup();
+            return Resolved::of(Value::Dict(Rc::new(std::mem::take(value))));
+        }
+        let dicts = paths.into_iter().map(|(mut value, site, condition)| {
             value.dedup();
             paths::alternative(Resolved::of(Value::Dict(Rc::new(value))), site, condition.as_deref())
         });
-        match (dicts.next(), dicts.len()) {
-            (Some(only), 0) => only.resolved,
-            (Some(first), _) => {
-                self.paths_within_limit(paths::one_of(std::iter::once(first).chain(dicts)), dict.range())
-            }
-            (None, _) => Resolved::of(Value::Unknown(Unknown::Other)),
-        }
+        self.paths_within_limit(paths::one_of(dicts), dict.range())
     }
 
     fn eval_subscript(&self, subscript: &'a ast::ExprSubscript, at: At, depth: u32) -> Resolved<'a> {
