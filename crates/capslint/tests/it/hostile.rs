@@ -350,6 +350,25 @@ fn values_that_differ_by_path_stay_bounded() {
 }
 
 #[test]
+fn dicts_unpacking_mappings_that_differ_by_path_and_long_or_chains_stay_bounded() {
+    // Each level unpacks the one before, itself emptied on one branch: one dict per path, within the
+    // alternatives followed (2^40 paths without the bound); the splat into `Pool` stays unknown. And an
+    // `or` of a thousand operands, each read once: all false, so the last one, `None`, is the value.
+    let mut dicts = format!("{HEADER}d0 = {{'processes': -1}}\n");
+    for l in 1..=40 {
+        let p = l - 1;
+        dicts.push_str(&format!("d{l} = {{'k{l}': {l}, **d{p}}}\nif os.environ.get('F{l}'):\n    d{l} = {{}}\n"));
+    }
+    dicts.push_str("Pool(**d40)\nPool(**d2)\n");
+    let chain = format!("{HEADER}Pool({} or None)\n", vec!["0"; 1_000].join(" or "));
+    for (name, text, expected) in [("dicts.py", dicts, &[][..]), ("chain.py", chain, &["CAP104"][..])] {
+        let started = std::time::Instant::now();
+        assert_eq!(lint_codes(name, text), expected, "{name}");
+        assert!(started.elapsed() < std::time::Duration::from_secs(20), "{name} took {:?}", started.elapsed());
+    }
+}
+
+#[test]
 fn package_names_in_prose_are_passed_over_in_linear_time() {
     // The prefilter looks back from each library name for the token before it: a line of names, one
     // name holding the word a million times, and names under many blank or commented lines, are each
