@@ -266,6 +266,7 @@ fn within_limit(bytes: Vec<u8>) -> Result<Vec<u8>, ReadError> {
 }
 
 fn check_input_inner(mut input: Input, project: &ProjectIndex) -> FileResult {
+    let from_disk = input.contents.is_none();
     let (read, file_id) = match input.contents.take() {
         Some(bytes) => (within_limit(bytes), None),
         None => match read(&input.path, &input.settings.confinement) {
@@ -274,11 +275,11 @@ fn check_input_inner(mut input: Input, project: &ProjectIndex) -> FileResult {
             Err(error) => (Err(error), discover::identity_of(&input.path)),
         },
     };
-    FileResult { file_id, ..check_read(input, read, project) }
+    FileResult { file_id, ..check_read(input, read, from_disk, project) }
 }
 
-/// Checks the file of `input`, whose bytes were `read`.
-fn check_read(input: Input, read: Result<Vec<u8>, ReadError>, project: &ProjectIndex) -> FileResult {
+/// Checks the file of `input`, whose bytes were `read` (from disk, or given with the input).
+fn check_read(input: Input, read: Result<Vec<u8>, ReadError>, from_disk: bool, project: &ProjectIndex) -> FileResult {
     let settings = Arc::clone(&input.settings);
     let settings = settings.as_ref();
     let rules = settings.rules_for(&input.path);
@@ -299,11 +300,14 @@ fn check_read(input: Input, read: Result<Vec<u8>, ReadError>, project: &ProjectI
             );
         }
     };
+    // Whether the text is the file's bytes on disk, as the project index would read them.
+    let mut as_on_disk = from_disk;
     let text = match String::from_utf8(bytes) {
         Ok(text) => text,
         // PEP 263: a Python file may declare another (ASCII-compatible) encoding. Its syntax is ASCII, so a
         // lossy decoding changes only the contents of strings and comments, which no rule reads.
         Err(error) if input.kind == FileKind::Python && declares_python_encoding(error.as_bytes()) => {
+            as_on_disk = false;
             String::from_utf8_lossy(error.as_bytes()).into_owned()
         }
         Err(_) if input.kind.is_model_config() => return FileResult::default(),
@@ -333,7 +337,7 @@ fn check_read(input: Input, read: Result<Vec<u8>, ReadError>, project: &ProjectI
     let mut result = FileResult::default();
     let findings = match input.kind {
         FileKind::Python => {
-            let (findings, templates) = check_python(&file, rules, settings, project);
+            let (findings, templates) = check_python(&file, rules, settings, project, as_on_disk);
             result.pod_templates = templates
                 .into_iter()
                 .map(|call| pod_template::TemplateUse {
@@ -381,6 +385,7 @@ fn check_python(
     rules: capslint_diagnostics::selection::RuleSet,
     settings: &Settings,
     project: &ProjectIndex,
+    as_on_disk: bool,
 ) -> (Vec<Finding>, Vec<pod_template::PodTemplateCall>) {
     let any_python = rules.iter().any(|rule| rule.family() == Family::Python);
     let any_manifest = rules.iter().any(|rule| rule.family() == Family::Manifest);
@@ -388,11 +393,14 @@ fn check_python(
         return (Vec::new(), Vec::new());
     }
     let path = capslint_workspace::paths::absolute(file.path(), settings.cwd());
+    // The project index answers for a file as read from disk, and learns from it what it may ask again
+    // when another file imports it.
+    let passes = |text: &str| match as_on_disk {
+        true => project.may_have_findings(&path, text),
+        false => prefilter::may_have_findings(text),
+    };
     // A file that calls a function of another module of the project may have findings at the call.
-    if settings.prefilter
-        && !prefilter::may_have_findings(file.text())
-        && !project.imports_module_with_findings(&path, file.text())
-    {
+    if settings.prefilter && !passes(file.text()) && !project.imports_module_with_findings(&path, file.text()) {
         return (Vec::new(), Vec::new());
     }
     let outcome = python::check(file.text(), rules, settings, Some(ProjectContext { index: project, file: &path }));

@@ -90,12 +90,24 @@ impl ModuleWords {
     /// reach (not imported, not an attribute, not in a string) is never the library's, whatever values
     /// a call passes in.
     fn of(text: &str) -> Self {
-        let module = crate::prefilter::may_have_findings(text);
-        let definitions = if module { crate::prefilter::definitions::with_findings(text) } else { Default::default() };
+        if !crate::prefilter::may_have_findings(text) {
+            return Self::not_passing(text);
+        }
+        let definitions = crate::prefilter::definitions::with_findings(text);
         ModuleWords {
-            module,
+            module: true,
             functions: definitions.functions.into_iter().map(str::to_owned).collect(),
             classes: definitions.classes.into_iter().map(str::to_owned).collect(),
+            counts_cpus: summary::names_a_node_count(text),
+        }
+    }
+
+    /// The answers for `text`, which does not pass the prefilter.
+    fn not_passing(text: &str) -> Self {
+        ModuleWords {
+            module: false,
+            functions: Default::default(),
+            classes: Default::default(),
             counts_cpus: summary::names_a_node_count(text),
         }
     }
@@ -112,8 +124,10 @@ pub struct ProjectIndex {
     /// (hashed as bytes: a path hashes component by component, which costs more than the search it saves)
     /// and then by name, so that a known answer is found without building a key.
     located: RwLock<FxHashMap<PathKey, ByName<Option<Arc<Located>>>>>,
-    /// What the prefilter answers of each module read for it (`None`: unreadable or beyond the size limit).
-    prefiltered: RwLock<FxHashMap<PathBuf, Option<Arc<ModuleWords>>>>,
+    /// What the prefilter answers of each module read for it (`None`: unreadable or beyond the size limit),
+    /// or of a file whose own check found that its text does not pass ([`ProjectIndex::may_have_findings`]),
+    /// by path (hashed as bytes).
+    prefiltered: RwLock<FxHashMap<PathKey, Option<Arc<ModuleWords>>>>,
     /// Whether each dotted name imported from a directory may have findings at its calls
     /// ([`ProjectIndex::import_answer`]), by directory and then by name, so that a known answer is
     /// found without building a key.
@@ -226,7 +240,7 @@ impl ProjectIndex {
     /// followed into it walks the same tree. Any other tree is dropped here.
     fn keep_if_checked(&self, path: &Path, tree: ProjectModule) {
         // Answered by the module's words when an import check read them already.
-        let known = self.prefiltered.read().ok().and_then(|known| known.get(path).cloned().flatten());
+        let known = self.prefiltered.read().ok().and_then(|known| known.get(path.as_os_str()).cloned().flatten());
         if !known.map_or_else(|| crate::prefilter::may_have_findings(tree.file.text()), |words| words.module) {
             return;
         }
@@ -234,6 +248,30 @@ impl ProjectIndex {
         let cell = Arc::clone(trees.entry(path.to_path_buf()).or_default());
         drop(trees);
         let _ = cell.set(Ok(Arc::new(tree)));
+    }
+
+    /// [`crate::prefilter::may_have_findings`] of `text`, the file at `path` as read from disk: the answer
+    /// the index already has when an import made it read that module, else computed here. A text that
+    /// does not pass is recorded, so that an import of the module later in the run is answered without
+    /// reading it again (such a text has no definition with findings); a passing one is not, as what its
+    /// definitions hold is asked only of a module some file imports.
+    pub fn may_have_findings(&self, path: &Path, text: &str) -> bool {
+        let known = self.prefiltered.read().ok().and_then(|known| known.get(path.as_os_str()).cloned());
+        if let Some(Some(words)) = &known {
+            return words.module;
+        }
+        let passes = crate::prefilter::may_have_findings(text);
+        // The index reads no module beyond the size limit: its answer for a larger one stays its own.
+        if !passes
+            && known.is_none()
+            && text.len() as u64 <= MAX_MODULE_BYTES
+            && let Ok(mut prefiltered) = self.prefiltered.write()
+        {
+            prefiltered
+                .entry(path.as_os_str().to_owned())
+                .or_insert_with(|| Some(Arc::new(ModuleWords::not_passing(text))));
+        }
+        passes
     }
 
     /// Whether `text`, the file at `from`, imports from a module of the project (found as
@@ -322,7 +360,7 @@ impl ProjectIndex {
     /// What the prefilter finds in the text of the module at `path`, read once; `None` when it cannot be
     /// read.
     fn words(&self, path: &Path) -> Option<Arc<ModuleWords>> {
-        let known = self.prefiltered.read().ok().and_then(|known| known.get(path).cloned());
+        let known = self.prefiltered.read().ok().and_then(|known| known.get(path.as_os_str()).cloned());
         match known {
             Some(words) => words,
             None => {
@@ -333,7 +371,7 @@ impl ProjectIndex {
                     .ok()
                     .map(|text| Arc::new(ModuleWords::of(&text)));
                 if let Ok(mut known) = self.prefiltered.write() {
-                    known.insert(path.to_path_buf(), words.clone());
+                    known.insert(path.as_os_str().to_owned(), words.clone());
                 }
                 words
             }
@@ -907,6 +945,26 @@ mod tests {
         assert!(!index.imports_module_with_findings(&from, "from utils.text import shout\nshout('x')\n"));
         assert!(!index.imports_module_with_findings(&from, "from utils.missing import etl\n"));
         assert_eq!(index.modules_read(), 0, "the prefilter parses no module");
+    }
+
+    #[test]
+    fn the_verdict_on_a_file_read_for_its_own_check_is_shared_with_imports_of_it() {
+        let quiet = "def make(n):\n    return n\n";
+        let pooled = "from multiprocessing import Pool\ndef make(n):\n    return Pool(n)\n";
+        let dir = project(&[("utils.py", quiet), ("pools.py", pooled), ("main.py", "")]);
+        let index = ProjectIndex::new(dir.path().to_path_buf(), Arc::new(Confinement::new([dir.path().to_path_buf()])));
+        let from = dir.path().join("main.py");
+        // The file's own check records that its text does not pass: an import of it is answered from that,
+        // not from the file as it is on disk later.
+        assert!(!index.may_have_findings(&dir.path().join("utils.py"), quiet));
+        std::fs::write(dir.path().join("utils.py"), pooled).unwrap();
+        assert!(!index.imports_module_with_findings(&from, "from utils import make\nmake(-1)\n"));
+        // An import read the module first: its own check takes that answer.
+        assert!(index.imports_module_with_findings(&from, "from pools import make\nmake(-1)\n"));
+        assert!(index.may_have_findings(&dir.path().join("pools.py"), quiet));
+        // A passing text is not recorded: what its definitions hold is read when an import asks.
+        assert!(index.may_have_findings(&dir.path().join("other.py"), pooled));
+        assert!(!index.prefiltered.read().unwrap().contains_key(dir.path().join("other.py").as_os_str()));
     }
 
     #[test]
