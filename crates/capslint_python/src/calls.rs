@@ -367,12 +367,22 @@ impl FollowedCalls {
 
     /// Whether `function` is relevant, computed by `compute` the first time.
     pub fn relevant(&self, function: &ast::StmtFunctionDef, compute: impl FnOnce() -> bool) -> bool {
-        if let Some(known) = self.relevant.borrow().get(&key(function)) {
-            return *known;
+        if let Some(known) = self.known_relevance(function) {
+            return known;
         }
         let relevant = compute();
         self.relevant.borrow_mut().insert(key(function), relevant);
         relevant
+    }
+
+    /// Whether `function` is relevant, when that is known already.
+    pub fn known_relevance(&self, function: &ast::StmtFunctionDef) -> Option<bool> {
+        self.relevant.borrow().get(&key(function)).copied()
+    }
+
+    /// Records that `function` is not relevant: nothing it reaches is.
+    pub fn not_relevant(&self, function: &ast::StmtFunctionDef) {
+        self.relevant.borrow_mut().insert(key(function), false);
     }
 
     /// The findings of `function`'s body at nesting `depth` with its defaults alone, computed by `compute`

@@ -234,6 +234,7 @@ fn passes_known_value<'a>(checker: &Checker<'_, 'a>, arguments: &[(String, Argum
 pub fn is_relevant<'a>(checker: &Checker<'_, 'a>, function: &'a ast::StmtFunctionDef) -> bool {
     let model = checker.resolver.model();
     let mut seen: FxHashSet<usize> = FxHashSet::default();
+    let mut reached = Vec::new();
     let mut pending = vec![function];
     while let Some(current) = pending.pop() {
         if !seen.insert(std::ptr::from_ref(current) as usize) {
@@ -241,6 +242,12 @@ pub fn is_relevant<'a>(checker: &Checker<'_, 'a>, function: &'a ast::StmtFunctio
         }
         if seen.len() > MAX_RELEVANCE_FUNCTIONS {
             return true;
+        }
+        // A function whose answer an earlier search found: it holds for all that function reaches.
+        match checker.followed.known_relevance(current) {
+            Some(true) => return true,
+            Some(false) => continue,
+            None => reached.push(current),
         }
         let text = checker.source.get(current.range.to_std_range()).unwrap_or_default();
         if crate::prefilter::names_a_word(text) {
@@ -260,6 +267,10 @@ pub fn is_relevant<'a>(checker: &Checker<'_, 'a>, function: &'a ast::StmtFunctio
                 return true;
             }
         }
+    }
+    // Nothing reached is relevant, so no function on the way is: each is answered once per file.
+    for function in reached {
+        checker.followed.not_relevant(function);
     }
     false
 }
