@@ -596,14 +596,20 @@ impl<'m, 'a> Resolver<'m, 'a> {
                 if let Some(decided) = decided_bool_op(boolean.op, &values) {
                     return decided.clone();
                 }
-                let binding = values.iter().find_map(|value| value.binding.clone());
-                let value =
-                    if let Some(node) = values.iter().find(|value| matches!(value.value, Value::NodeCpus { .. })) {
-                        node.value.clone()
-                    } else {
-                        Value::Unknown(Unknown::Other)
-                    };
-                return Resolved { value, binding };
+                if let Some(node) = values.iter().find(|value| matches!(value.value, Value::NodeCpus { .. })) {
+                    let binding = values.iter().find_map(|value| value.binding.clone());
+                    return Resolved { value: node.value.clone(), binding };
+                }
+                // Each operand it may evaluate to is the value of one path (`n_jobs or -1`: `n_jobs` when it
+                // is true, `-1` when it is not), as each branch of a conditional expression is.
+                let branches = possible_bool_op_operands(boolean.op, &values)
+                    .map(|(index, value)| {
+                        let site = Site::Here(boolean.values[index].range());
+                        let condition = (index > 0).then(|| bool_op_condition(boolean, index));
+                        paths::alternative(value.clone(), Some(site), condition.as_deref())
+                    })
+                    .collect::<Vec<_>>();
+                return self.paths_within_limit(paths::one_of(branches), expr.range());
             }
             Expr::If(conditional) => {
                 let body = self.eval_depth(&conditional.body, at, depth + 1);
@@ -1509,6 +1515,41 @@ fn is_key_value_pair(element: &Expr) -> bool {
         }
         _ => false,
     }
+}
+
+/// When `a or b or ...` (`a and b and ...`) evaluates to its operand at `index` (not the first): when the
+/// ones before it are false (true).
+fn bool_op_condition(boolean: &ast::ExprBoolOp, index: usize) -> String {
+    let truth = if matches!(boolean.op, ast::BoolOp::Or) { "false" } else { "true" };
+    match &boolean.values[..index] {
+        [Expr::Name(name)] => format!("when `{}` is {truth}", name.id),
+        [_] => format!("when the operand before it is {truth}"),
+        _ => format!("when the operands before it are {truth}"),
+    }
+}
+
+/// The operands that `a or b or ...` (`a and b and ...`) may evaluate to, with their positions: each one
+/// whose truthiness is not known, up to the first known true one (false one) or the last.
+fn possible_bool_op_operands<'v, 'a>(
+    op: ast::BoolOp,
+    values: &'v [Resolved<'a>],
+) -> impl Iterator<Item = (usize, &'v Resolved<'a>)> {
+    let deciding = matches!(op, ast::BoolOp::Or);
+    let mut done = false;
+    values.iter().enumerate().filter(move |&(index, value)| {
+        if done {
+            return false;
+        }
+        match value.value.truthiness() {
+            _ if index + 1 == values.len() => true,
+            Some(truthy) if truthy == deciding => {
+                done = true;
+                true
+            }
+            Some(_) => false,
+            None => true,
+        }
+    })
 }
 
 /// The operand that `a or b or ...` (`a and b and ...`) evaluates to, when the truthiness of the
