@@ -35,6 +35,11 @@ const MAX_RELEVANCE_FUNCTIONS: usize = 64;
 /// the call what the call's values cause there. Whether the callee is a function of this module: a call
 /// of another module's function is [`super::crossmodule`]'s.
 pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall) -> bool {
+    // A call that passes nothing sees the body with its defaults alone, unless it is a method called on
+    // an instance constructed in view, whose constructor may pass values: nothing to look up for it.
+    if call.arguments.is_empty() && !may_be_called_on_a_constructed_instance(call) {
+        return false;
+    }
     let Some(Callee { function, def_scope, receiver, constructor }) = callee(checker, call, checker.at(call.start()))
     else {
         return false;
@@ -105,6 +110,17 @@ pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall) -> bool 
         }
     }
     true
+}
+
+/// Whether `call` calls a method on a receiver other than the method's own (`model.fit()`, not
+/// `self.fit()` nor `fit()`): the only calls [`constructed`] may find a constructor for.
+fn may_be_called_on_a_constructed_instance(call: &ast::ExprCall) -> bool {
+    match call.func.as_ref() {
+        Expr::Attribute(attribute) => {
+            !matches!(attribute.value.as_ref(), Expr::Name(base) if matches!(base.id.as_str(), "self" | "cls"))
+        }
+        _ => false,
+    }
 }
 
 /// The function of this module a call calls.
