@@ -1115,6 +1115,7 @@ impl<'m, 'a> Resolver<'m, 'a> {
                 };
             }
             "builtins.min" | "builtins.max" => return self.eval_min_max(call, callee == "builtins.min", at, depth),
+            "builtins.getattr" => return self.eval_getattr(call, at, depth),
             "builtins.dict" => {
                 let mut dict = DictValue::default();
                 for argument in &arguments.args {
@@ -1300,6 +1301,25 @@ impl<'m, 'a> Resolver<'m, 'a> {
         }
     }
 
+    /// `getattr(object, "name", default)`: the attribute or the default when the object is unknown (a
+    /// parsed command line, a settings object passed in), as `mapping.get(key, default)` of an unknown
+    /// mapping is; unknown otherwise.
+    fn eval_getattr(&self, call: &'a ast::ExprCall, at: At, depth: u32) -> Resolved<'a> {
+        let unknown = Resolved::of(Value::Unknown(Unknown::Other));
+        let ([object, name, default], []) = (&call.arguments.args[..], &call.arguments.keywords[..]) else {
+            return unknown;
+        };
+        let Value::Str(name) = self.eval_depth(name, at, depth + 1).value else { return unknown };
+        if !matches!(self.eval_depth(object, at, depth + 1).value, Value::Unknown(_)) {
+            return unknown;
+        }
+        let condition = match object {
+            Expr::Name(_) | Expr::Attribute(_) => format!("the default when `{}` has no `{name}`", describe(object)),
+            _ => format!("the default when the object has no `{name}`"),
+        };
+        self.with_default(unknown, default, &condition, at, depth)
+    }
+
     /// `value`, or `default` (evaluated at `at`) on the path where `condition` holds.
     fn with_default(
         &self,
@@ -1457,7 +1477,19 @@ fn describe(expr: &Expr) -> String {
 fn is_builtin(name: &str) -> bool {
     matches!(
         name,
-        "len" | "int" | "float" | "str" | "min" | "max" | "round" | "abs" | "dict" | "list" | "tuple" | "__import__"
+        "len"
+            | "int"
+            | "float"
+            | "str"
+            | "min"
+            | "max"
+            | "round"
+            | "abs"
+            | "dict"
+            | "list"
+            | "tuple"
+            | "__import__"
+            | "getattr"
     )
 }
 
