@@ -876,11 +876,50 @@ impl<'m, 'a> Resolver<'m, 'a> {
             }
             BindingKind::Parameter => match self.bound_argument(scope, name) {
                 Some(argument) => self.eval_argument(argument, depth),
-                None => Resolved::of(Value::Unknown(Unknown::Parameter)),
+                None => self.mutated_parameter(name, binding, scope, use_at, depth),
             },
             BindingKind::Import(index) => self.imported(self.model.import_name(index), binding.range.start()),
             _ => Resolved::of(Value::Unknown(Unknown::Other)),
         }
+    }
+
+    /// A parameter no followed call binds: unknown, unless the function changes it as a dict before the
+    /// use (`kwargs.setdefault("n_jobs", -1)`, `params["n_jobs"] = -1`): a dict of unknown entries then,
+    /// with those changes made.
+    fn mutated_parameter(
+        &self,
+        name: &str,
+        binding: &Binding<'a>,
+        scope: ScopeId,
+        use_at: At,
+        depth: u32,
+    ) -> Resolved<'a> {
+        let until = if scope == use_at.scope { use_at.offset } else { TextSize::from(u32::MAX) };
+        // A change whose own value holds the use (`params["n_jobs"] = params.get("n_jobs", -1)`) is made
+        // after the use is evaluated: it and any later one are not made yet.
+        let mut mutations = self
+            .model
+            .mutations_between(name, scope, binding.range.start(), until)
+            .take_while(|mutation| {
+                let evaluated = match mutation.kind {
+                    DictMutation::Set { value, .. } => value.range(),
+                    DictMutation::Call(call) => call.range(),
+                };
+                !(scope == use_at.scope && evaluated.contains(use_at.offset))
+            })
+            .peekable();
+        if mutations.peek().is_none() {
+            return Resolved::of(Value::Unknown(Unknown::Parameter));
+        }
+        let mut dict = DictValue { open: true, ..DictValue::default() };
+        for mutation in mutations {
+            if !self.spend(1, mutation.offset) {
+                return Resolved::of(Value::Unknown(Unknown::Other));
+            }
+            self.apply_mutation(&mut dict, mutation.kind, At { scope, offset: mutation.offset }, depth);
+        }
+        dict.dedup();
+        Resolved::of(Value::Dict(Rc::new(dict)))
     }
 
     /// The value a followed call gives a parameter: its argument (pointing at it when it is written
@@ -1237,7 +1276,8 @@ impl<'m, 'a> Resolver<'m, 'a> {
         }
     }
 
-    /// `params.copy()` keeps the dict, `params.items()` its pairs; other method calls are unknown.
+    /// `params.copy()` keeps the dict, `params.items()` its pairs, `params.get(key, default)` and
+    /// `params.pop(key, default)` give the entry or the default; other method calls are unknown.
     fn eval_method_call(&self, call: &'a ast::ExprCall, at: At, depth: u32) -> Resolved<'a> {
         // `params.copy()` and `params.items()` (pairs, as `xgboost.train` also takes its params).
         if let Expr::Attribute(attribute) = call.func.as_ref()
@@ -1249,11 +1289,15 @@ impl<'m, 'a> Resolver<'m, 'a> {
                 return inner;
             }
         }
+        // `mapping.get(key, default)`, and `mapping.pop(key, default)`, which gives what `get` would.
         if let Expr::Attribute(attribute) = call.func.as_ref()
-            && attribute.attr.as_str() == "get"
             && call.arguments.keywords.is_empty()
             && let [key, rest @ ..] = &call.arguments.args[..]
-            && rest.len() <= 1
+            && match attribute.attr.as_str() {
+                "get" => rest.len() <= 1,
+                "pop" => rest.len() == 1,
+                _ => false,
+            }
         {
             return self.eval_get(&attribute.value, key, rest.first(), at, depth);
         }
