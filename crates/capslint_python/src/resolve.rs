@@ -20,7 +20,7 @@ pub use super::site::Site;
 pub use super::value::{At, CapNames, DictEntry, DictValue, EntryValue, Resolved, Unknown, Value};
 
 use super::libraries::{self, NODE_CPU_COUNT_CALLS, QUOTA_AWARE_CPU_COUNT_CALLS};
-use super::semantic::{Binding, BindingKind, DictMutation, ScopeId, SemanticModel};
+use super::semantic::{Binding, BindingKind, DictMutation, Mutation, ScopeId, SemanticModel};
 
 /// What one memoised result costs of the budget (it is kept until the file is done).
 const MEMO_STEPS: u64 = 4;
@@ -593,22 +593,23 @@ impl<'m, 'a> Resolver<'m, 'a> {
             Expr::BoolOp(boolean) => {
                 let values: Vec<Resolved<'a>> =
                     boolean.values.iter().map(|value| self.eval_depth(value, at, depth + 1)).collect();
-                if let Some(decided) = decided_bool_op(boolean.op, &values) {
-                    return decided.clone();
-                }
+                // A node-wide CPU count among the operands is kept as the count (`os.cpu_count() or 1`).
                 if let Some(node) = values.iter().find(|value| matches!(value.value, Value::NodeCpus { .. })) {
                     let binding = values.iter().find_map(|value| value.binding.clone());
                     return Resolved { value: node.value.clone(), binding };
                 }
+                let possible = possible_bool_op_operands(boolean.op, &values);
+                // Decided by the operands' truthiness: `config.get("workers") or -1` of a config without it.
+                if let [index] = possible[..] {
+                    return values[index].clone();
+                }
                 // Each operand it may evaluate to is the value of one path (`n_jobs or -1`: `n_jobs` when it
                 // is true, `-1` when it is not), as each branch of a conditional expression is.
-                let branches = possible_bool_op_operands(boolean.op, &values)
-                    .map(|(index, value)| {
-                        let site = Site::Here(boolean.values[index].range());
-                        let condition = (index > 0).then(|| bool_op_condition(boolean, index));
-                        paths::alternative(value.clone(), Some(site), condition.as_deref())
-                    })
-                    .collect::<Vec<_>>();
+                let branches = possible.into_iter().map(|index| {
+                    let site = Site::Here(boolean.values[index].range());
+                    let condition = (index > 0).then(|| bool_op_condition(boolean, index));
+                    paths::alternative(values[index].clone(), Some(site), condition.as_deref())
+                });
                 return self.paths_within_limit(paths::one_of(branches), expr.range());
             }
             Expr::If(conditional) => {
@@ -848,21 +849,16 @@ impl<'m, 'a> Resolver<'m, 'a> {
                     resolved
                 });
                 if let Value::Dict(dict) = &mut resolved.value {
-                    // Mutations between the binding and the use, in the binding's scope.
+                    // Mutations between the binding and the use, in the binding's scope: copying the dict to
+                    // make them pays for its entries first.
                     let until = if scope == use_at.scope { use_at.offset } else { TextSize::from(u32::MAX) };
-                    let mut mutations = self.model.mutations_between(name, scope, binding.range.start(), until);
-                    if let Some(first) = mutations.next() {
-                        if !self.spend(dict.entries.len() as u64, first.offset) {
-                            return Resolved::of(Value::Unknown(Unknown::Other));
-                        }
-                        let dict = Rc::make_mut(dict);
-                        for mutation in std::iter::once(first).chain(mutations) {
-                            if !self.spend(1, mutation.offset) {
-                                return Resolved::of(Value::Unknown(Unknown::Other));
-                            }
-                            self.apply_mutation(dict, mutation.kind, At { scope, offset: mutation.offset }, depth);
-                        }
-                        dict.dedup();
+                    let mut mutations =
+                        self.model.mutations_between(name, scope, binding.range.start(), until).peekable();
+                    if let Some(first) = mutations.peek()
+                        && (!self.spend(dict.entries.len() as u64, first.offset)
+                            || !self.apply_mutations(Rc::make_mut(dict), mutations, scope, depth))
+                    {
+                        return Resolved::of(Value::Unknown(Unknown::Other));
                     }
                 }
                 resolved
@@ -912,14 +908,32 @@ impl<'m, 'a> Resolver<'m, 'a> {
             return Resolved::of(Value::Unknown(Unknown::Parameter));
         }
         let mut dict = DictValue { open: true, ..DictValue::default() };
+        if !self.apply_mutations(&mut dict, mutations, scope, depth) {
+            return Resolved::of(Value::Unknown(Unknown::Other));
+        }
+        Resolved::of(Value::Dict(Rc::new(dict)))
+    }
+
+    /// Makes `mutations` (of a dict bound in `scope`) to `dict`, each paying one unit of the budget: false
+    /// when the budget runs out first.
+    fn apply_mutations<'b>(
+        &self,
+        dict: &mut DictValue<'a>,
+        mutations: impl Iterator<Item = &'b Mutation<'a>>,
+        scope: ScopeId,
+        depth: u32,
+    ) -> bool
+    where
+        'a: 'b,
+    {
         for mutation in mutations {
             if !self.spend(1, mutation.offset) {
-                return Resolved::of(Value::Unknown(Unknown::Other));
+                return false;
             }
-            self.apply_mutation(&mut dict, mutation.kind, At { scope, offset: mutation.offset }, depth);
+            self.apply_mutation(dict, mutation.kind, At { scope, offset: mutation.offset }, depth);
         }
         dict.dedup();
-        Resolved::of(Value::Dict(Rc::new(dict)))
+        true
     }
 
     /// The value a followed call gives a parameter: its argument (pointing at it when it is written
@@ -1604,44 +1618,20 @@ fn bool_op_condition(boolean: &ast::ExprBoolOp, index: usize) -> String {
     }
 }
 
-/// The operands that `a or b or ...` (`a and b and ...`) may evaluate to, with their positions: each one
-/// whose truthiness is not known, up to the first known true one (false one) or the last.
-fn possible_bool_op_operands<'v, 'a>(
-    op: ast::BoolOp,
-    values: &'v [Resolved<'a>],
-) -> impl Iterator<Item = (usize, &'v Resolved<'a>)> {
+/// The positions of the operands that `a or b or ...` (`a and b and ...`) may evaluate to: each one whose
+/// truthiness is not known, up to the first known true one (false one), else up to the last. One position
+/// when the truthiness of the operands before it decides.
+fn possible_bool_op_operands(op: ast::BoolOp, values: &[Resolved<'_>]) -> Vec<usize> {
     let deciding = matches!(op, ast::BoolOp::Or);
-    let mut done = false;
-    values.iter().enumerate().filter(move |&(index, value)| {
-        if done {
-            return false;
+    let mut possible = Vec::new();
+    for (index, value) in values.iter().enumerate() {
+        let truthiness = value.value.truthiness();
+        if truthiness != Some(!deciding) || index + 1 == values.len() {
+            possible.push(index);
         }
-        match value.value.truthiness() {
-            _ if index + 1 == values.len() => true,
-            Some(truthy) if truthy == deciding => {
-                done = true;
-                true
-            }
-            Some(_) => false,
-            None => true,
-        }
-    })
-}
-
-/// The operand that `a or b or ...` (`a and b and ...`) evaluates to, when the truthiness of the
-/// operands before it is known: the first true one (false one), else the last. `None` when an operand
-/// whose truthiness is unknown comes first (`settings or {}` with unknown `settings`), or when a
-/// node-wide CPU count is among the operands, which the caller keeps as the count (`os.cpu_count() or 1`).
-fn decided_bool_op<'v, 'a>(op: ast::BoolOp, values: &'v [Resolved<'a>]) -> Option<&'v Resolved<'a>> {
-    if values.iter().any(|value| matches!(value.value, Value::NodeCpus { .. })) {
-        return None;
-    }
-    let (last, before) = values.split_last()?;
-    for value in before {
-        match (op, value.value.truthiness()?) {
-            (ast::BoolOp::Or, true) | (ast::BoolOp::And, false) => return Some(value),
-            _ => {}
+        if truthiness == Some(deciding) {
+            break;
         }
     }
-    Some(last)
+    possible
 }
