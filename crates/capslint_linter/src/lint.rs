@@ -395,9 +395,8 @@ fn check_python(
     let path = capslint_workspace::paths::absolute(file.path(), settings.cwd());
     // The project index answers for a file as read from disk, and learns from it what it may ask again
     // when another file imports it.
-    let passes = |text: &str| match as_on_disk {
-        true => project.may_have_findings(&path, text),
-        false => prefilter::may_have_findings(text),
+    let passes = |text: &str| {
+        if as_on_disk { project.may_have_findings(&path, text) } else { prefilter::may_have_findings(text) }
     };
     // A file that calls a function of another module of the project may have findings at the call.
     if settings.prefilter && !passes(file.text()) && !project.imports_module_with_findings(&path, file.text()) {

@@ -115,11 +115,14 @@ pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall) -> bool 
 /// Whether `call` calls a method on a receiver other than the method's own (`model.fit()`, not
 /// `self.fit()` nor `fit()`): the only calls [`constructed`] may find a constructor for.
 fn may_be_called_on_a_constructed_instance(call: &ast::ExprCall) -> bool {
-    match call.func.as_ref() {
-        Expr::Attribute(attribute) => {
-            !matches!(attribute.value.as_ref(), Expr::Name(base) if matches!(base.id.as_str(), "self" | "cls"))
-        }
-        _ => false,
+    matches!(call.func.as_ref(), Expr::Attribute(attribute) if own_receiver(&attribute.value).is_none())
+}
+
+/// The method's own receiver `receiver` names, when it is `self` or `cls`.
+fn own_receiver(receiver: &Expr) -> Option<&ast::ExprName> {
+    match receiver {
+        Expr::Name(base) if matches!(base.id.as_str(), "self" | "cls") => Some(base),
+        _ => None,
     }
 }
 
@@ -194,10 +197,7 @@ fn callee<'a>(checker: &Checker<'_, 'a>, call: &'a ast::ExprCall, at: At) -> Opt
             Some(Callee { function, def_scope, receiver: false, constructor: None })
         }
         Expr::Attribute(attribute) => {
-            let Expr::Name(base) = attribute.value.as_ref() else { return constructed(checker, attribute, at) };
-            if !matches!(base.id.as_str(), "self" | "cls") {
-                return constructed(checker, attribute, at);
-            }
+            let Some(base) = own_receiver(&attribute.value) else { return constructed(checker, attribute, at) };
             let (function, class_scope) =
                 model.own_method(base.id.as_str(), attribute.attr.as_str(), at.scope, at.offset)?;
             let receiver = !has_decorator(function, "staticmethod");
