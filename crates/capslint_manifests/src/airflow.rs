@@ -138,5 +138,6 @@ pub fn merged_label(call: &PodTemplateCall) -> String {
 
 /// Canonical paths of files, for matching a template with a scanned file.
 pub fn canonical_index<'a>(paths: impl Iterator<Item = (usize, &'a Path)>) -> FxHashMap<PathBuf, usize> {
-    paths.filter_map(|(index, path)| Some((std::fs::canonicalize(path).ok()?, index))).collect()
+    let directories = capslint_workspace::confine::ResolvedDirectories::default();
+    paths.filter_map(|(index, path)| Some((directories.canonical(path)?, index))).collect()
 }

@@ -216,6 +216,20 @@ pub struct ResolvedDirectories {
 }
 
 impl ResolvedDirectories {
+    /// [`std::fs::canonicalize`] of `path`, through the resolved directories: anything but a link, named
+    /// in a directory, is its directory's resolution and its name (one system call, once the directory is
+    /// known); a link is resolved whole. `None` where `canonicalize` fails.
+    pub fn canonical(&self, path: &Path) -> Option<PathBuf> {
+        if let (Some(directory), Some(std::path::Component::Normal(name))) =
+            (path.parent(), path.components().next_back())
+            && std::fs::symlink_metadata(path).is_ok_and(|metadata| !metadata.file_type().is_symlink())
+        {
+            let directory = if directory.as_os_str().is_empty() { Path::new(".") } else { directory };
+            return self.resolve(directory).map(|directory| directory.join(name));
+        }
+        std::fs::canonicalize(path).ok()
+    }
+
     /// Where `directory` leads, resolved on first use (`None`: it does not exist).
     fn resolve(&self, directory: &Path) -> Option<PathBuf> {
         if let Some(known) = self.resolved.read().ok().and_then(|resolved| resolved.get(directory).cloned()) {
@@ -405,6 +419,38 @@ mod tests {
             );
         }
         assert_eq!(confinement.read_to_string(&repo.join("deploy/./pod.yaml"), "x", 1 << 20).unwrap(), "kind: Pod\n");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn resolved_directories_canonicalise_as_the_system_does() {
+        let (_dir, repo, outside) = tree();
+        symlink(outside.join("secret.yaml"), repo.join("deploy/link.yaml")).unwrap();
+        symlink(repo.join("deploy"), repo.join("alias")).unwrap();
+        fs::create_dir_all(repo.join("deploy/sub")).unwrap();
+        fs::write(repo.join("deploy/sub/job.yaml"), "kind: Job\n").unwrap();
+        symlink("../deploy/sub", repo.join("deploy/relative")).unwrap();
+        let directories = ResolvedDirectories::default();
+        let paths = [
+            repo.join("deploy/pod.yaml"),
+            repo.join("alias/pod.yaml"),
+            repo.join("deploy/relative/job.yaml"),
+            repo.join("deploy/sub/../pod.yaml"),
+            repo.join("deploy/link.yaml"),
+            repo.join("deploy/missing.yaml"),
+            repo.join("missing/pod.yaml"),
+            repo.join("deploy/.."),
+            repo.join("deploy"),
+            // Relative to the working directory (the crate's, under `cargo test`).
+            PathBuf::from("Cargo.toml"),
+            PathBuf::from("./src/lib.rs"),
+        ];
+        // Twice: the second time from the resolved directories.
+        for _ in 0..2 {
+            for path in &paths {
+                assert_eq!(directories.canonical(path), fs::canonicalize(path).ok(), "{}", path.display());
+            }
+        }
     }
 
     #[cfg(unix)]

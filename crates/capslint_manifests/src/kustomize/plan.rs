@@ -24,6 +24,7 @@ use capslint_diagnostics::contain::contained;
 use capslint_diagnostics::diagnostic::{Diagnostic, Finding};
 use capslint_diagnostics::registry::Rule;
 use capslint_diagnostics::source::SourceFile;
+use capslint_workspace::confine::ResolvedDirectories;
 use capslint_workspace::settings::Settings;
 
 /// A kustomization directory that is rendered and checked: no other rendered kustomization includes it.
@@ -61,12 +62,13 @@ impl Plan {
     pub fn new(files: &[ManifestFile], scanned: &[ScannedYaml], notices: &mut Vec<String>) -> Option<Plan> {
         let mut dirs: std::collections::BTreeMap<PathBuf, Arc<Settings>> = std::collections::BTreeMap::new();
         let mut scanned_paths: FxHashSet<PathBuf> = FxHashSet::default();
+        let directories = ResolvedDirectories::default();
         let entries = scanned
             .iter()
             .map(|entry| (entry.path.as_path(), &entry.settings))
             .chain(files.iter().map(|file| (file.file.path(), &file.settings)));
         for (path, settings) in entries {
-            let Ok(canonical) = std::fs::canonicalize(path) else { continue };
+            let Some(canonical) = directories.canonical(path) else { continue };
             if let Some(dir) = canonical.parent() {
                 dirs.entry(dir.to_path_buf()).or_insert_with(|| Arc::clone(settings));
             }
@@ -78,7 +80,7 @@ impl Plan {
         let mut loader = Loader::new(first.1.cwd().to_path_buf(), Arc::clone(&first.1.confinement));
         let mut sources: FxHashMap<SourceId, usize> = FxHashMap::default();
         for (index, file) in files.iter().enumerate() {
-            if let Ok(canonical) = std::fs::canonicalize(file.file.path()) {
+            if let Some(canonical) = directories.canonical(file.file.path()) {
                 sources.insert(loader.add_known(canonical, Arc::clone(&file.file)), index);
             }
         }
