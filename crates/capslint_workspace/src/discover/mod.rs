@@ -1,7 +1,6 @@
 //! Finding the files to check: a parallel walk that respects `.gitignore`, skips hidden and excluded
 //! paths, and sorts what it finds; plus the kind of each file.
 
-use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -293,14 +292,24 @@ pub fn chosen(found: Vec<Found>) -> Vec<(PathBuf, FileKind)> {
 
 /// [`chosen`], as the positions in `found` of the files chosen, in the order `chosen` gives them.
 pub fn chosen_indices(found: &[Found]) -> Vec<usize> {
-    let mut by_link_and_path: Vec<usize> = (0..found.len()).collect();
-    by_link_and_path
-        .sort_unstable_by(|&a, &b| (found[a].linked, &found[a].order).cmp(&(found[b].linked, &found[b].order)));
-    let mut seen = HashSet::new();
-    let mut kept: Vec<usize> = by_link_and_path
-        .into_iter()
-        .filter(|&index| found[index].id.as_ref().is_none_or(|id| seen.insert(id)))
-        .collect();
+    // The file each identity is named by: its first path in sorted order that is not a link. One pass,
+    // so that the files are sorted once, in the order they are checked.
+    let naming = |index: usize| (found[index].linked, &found[index].order);
+    let mut named_by: rustc_hash::FxHashMap<&FileId, usize> = rustc_hash::FxHashMap::default();
+    for (index, file) in found.iter().enumerate() {
+        if let Some(id) = &file.id {
+            named_by
+                .entry(id)
+                .and_modify(|chosen| {
+                    if naming(index) < naming(*chosen) {
+                        *chosen = index;
+                    }
+                })
+                .or_insert(index);
+        }
+    }
+    let mut kept: Vec<usize> =
+        (0..found.len()).filter(|&index| found[index].id.as_ref().is_none_or(|id| named_by[id] == index)).collect();
     kept.sort_unstable_by(|&a, &b| (&found[a].order, found[a].kind).cmp(&(&found[b].order, found[b].kind)));
     kept.dedup_by(|a, b| found[*a].order == found[*b].order && found[*a].kind == found[*b].kind);
     kept
