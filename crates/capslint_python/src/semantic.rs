@@ -145,7 +145,11 @@ impl<'a> Scope<'a> {
             kind,
             parent,
             // Room for a function's few names from the start: growing from nothing rehashes twice by then.
-            bindings: FxHashMap::with_capacity_and_hasher(8, rustc_hash::FxBuildHasher),
+            // A comprehension binds its one or two targets.
+            bindings: FxHashMap::with_capacity_and_hasher(
+                if kind == ScopeKind::Comprehension { 2 } else { 8 },
+                rustc_hash::FxBuildHasher,
+            ),
             mutations: FxHashMap::default(),
             star_imports: Vec::new(),
             globals: Vec::new(),
