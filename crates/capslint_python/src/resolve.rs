@@ -1313,21 +1313,21 @@ impl<'m, 'a> Resolver<'m, 'a> {
                 _ => false,
             }
         {
-            return self.eval_get(&attribute.value, key, rest.first(), at, depth);
+            return self.eval_get(&attribute.value, key, rest.first(), call.range(), (at, depth));
         }
         Resolved::of(Value::Unknown(Unknown::Other))
     }
 
-    /// `mapping.get(key, default)`: the entry of a known closed dict holding the key; the default (`None`
-    /// without one) when it lacks it; and the entry or the default when the dict is unknown or open (the
-    /// entry is unknown then).
+    /// `mapping.get(key, default)` (the `call`): the entry of a known closed dict holding the key; the
+    /// default (`None` without one) when it lacks it; and the entry or the default (`None` without one)
+    /// when the dict is unknown or open (the entry is unknown then).
     fn eval_get(
         &self,
         mapping: &'a Expr,
         key: &'a Expr,
         default: Option<&'a Expr>,
-        at: At,
-        depth: u32,
+        call: TextRange,
+        (at, depth): (At, u32),
     ) -> Resolved<'a> {
         let unknown = Resolved::of(Value::Unknown(Unknown::Other));
         let Value::Str(key) = self.eval_depth(key, at, depth + 1).value else { return unknown };
@@ -1348,12 +1348,12 @@ impl<'m, 'a> Resolver<'m, 'a> {
                     Some(default) => self.with_default(unknown, default, &condition, at, depth),
                     // `.get(key)` of a closed dict without the key is `None`.
                     None if !dict.open => Resolved::of(Value::None),
-                    None => unknown,
+                    None => self.with_implicit_none(unknown, call, mapping, &key),
                 },
             },
             Value::Unknown(_) => match default {
                 Some(default) => self.with_default(unknown, default, &condition, at, depth),
-                None => unknown,
+                None => self.with_implicit_none(unknown, call, mapping, &key),
             },
             _ => unknown,
         }
@@ -1388,11 +1388,23 @@ impl<'m, 'a> Resolver<'m, 'a> {
         depth: u32,
     ) -> Resolved<'a> {
         let default_value = self.eval_depth(default, at, depth + 1);
+        self.or_on_path(value, default_value, default.range(), condition)
+    }
+
+    /// `value`, or the `None` that `mapping.get(key)` (the `call`, with no default) gives when the mapping
+    /// has no `key`.
+    fn with_implicit_none(&self, value: Resolved<'a>, call: TextRange, mapping: &Expr, key: &str) -> Resolved<'a> {
+        let condition = format!("`None` when `{}` has no `{key}`", describe(mapping));
+        self.or_on_path(value, Resolved::of(Value::None), call, &condition)
+    }
+
+    /// `value`, or `other` (placed at `range`) on the path where `condition` holds.
+    fn or_on_path(&self, value: Resolved<'a>, other: Resolved<'a>, range: TextRange, condition: &str) -> Resolved<'a> {
         let alternatives = [
             paths::alternative(value, None, None),
-            paths::alternative(default_value, Some(Site::Here(default.range())), Some(condition)),
+            paths::alternative(other, Some(Site::Here(range)), Some(condition)),
         ];
-        self.paths_within_limit(paths::one_of(alternatives), default.range())
+        self.paths_within_limit(paths::one_of(alternatives), range)
     }
 
     /// The value of alternatives built at `range`; more than the limit is unknown, and a cut there.

@@ -8,16 +8,18 @@ use crate::fix_writer::append_item;
 use crate::libraries::{Booster, BoosterEntry, booster_entry, is_thread_count_keyword};
 use crate::paths::paths;
 use crate::resolve::{DictValue, Resolved, Site, Value};
+use crate::value::Alternative;
 use capslint_diagnostics::diagnostic::Finding;
 use capslint_diagnostics::fix::{Edit, Fix};
 use capslint_diagnostics::registry::Rule;
 
 /// What a call says about its thread count.
-enum ThreadCount {
+enum ThreadCount<'a> {
     /// Given, and not `None`.
     Explicit,
-    /// Given as `None`: explicitly the library default (where, when it is written in this file).
-    DefaultNone(Option<TextRange>),
+    /// Given as `None`: explicitly the library default (where, when it is written in this file), on the
+    /// path of the value that is `None`.
+    DefaultNone(Option<TextRange>, Alternative<'a>),
     /// Not given.
     Missing,
     /// Cannot tell (`**kwargs`, a params dict of unknown provenance).
@@ -25,33 +27,32 @@ enum ThreadCount {
 }
 
 /// What a params dict used at `used_at` says about the thread count.
-fn from_dict<'a>(dict: &DictValue<'a>, checker: &Checker<'_, 'a>, used_at: TextRange) -> ThreadCount {
+fn from_dict<'a>(dict: &DictValue<'a>, checker: &Checker<'_, 'a>, used_at: TextRange) -> ThreadCount<'a> {
     match dict.effective_entries().find(|entry| is_thread_count_keyword(&entry.key)) {
-        Some(entry) => match may_be_none(&checker.eval_entry(entry, used_at)) {
+        Some(entry) => match none_path(&checker.eval_entry(entry, used_at)) {
             // An entry of a dict another module defines is reported at the use, with a label there.
-            true if entry.is_imported() => ThreadCount::DefaultNone(None),
-            true => ThreadCount::DefaultNone(Some(entry.range)),
-            false => ThreadCount::Explicit,
+            Some(path) if entry.is_imported() => ThreadCount::DefaultNone(None, path),
+            Some(path) => ThreadCount::DefaultNone(Some(entry.range), path),
+            None => ThreadCount::Explicit,
         },
         None if dict.open => ThreadCount::Unknown,
         None => ThreadCount::Missing,
     }
 }
 
-/// Whether a path of `value` is `None` (and none is the pod's cap).
-fn may_be_none(resolved: &Resolved<'_>) -> bool {
-    paths(resolved).iter().any(|path| matches!(path.resolved.value, Value::None))
+/// The first path of `value` that is `None` (when none is the pod's cap).
+fn none_path<'a>(resolved: &Resolved<'a>) -> Option<Alternative<'a>> {
+    paths(resolved).into_iter().find(|path| matches!(path.resolved.value, Value::None))
 }
 
-fn from_keywords<'a>(checker: &Checker<'_, 'a>, call: &'a ast::ExprCall, booster: Booster) -> ThreadCount {
+fn from_keywords<'a>(checker: &Checker<'_, 'a>, call: &'a ast::ExprCall, booster: Booster) -> ThreadCount<'a> {
     // Keywords written in the call and the entries of the dicts it splats.
     let arguments = checker.arguments(call);
     if let Some(argument) = arguments.keywords().find(|argument| is_thread_count_keyword(argument.name())) {
         let range = (!argument.entry.is_imported()).then(|| argument.range());
-        return if may_be_none(&checker.eval_argument(argument)) {
-            ThreadCount::DefaultNone(range)
-        } else {
-            ThreadCount::Explicit
+        return match none_path(&checker.eval_argument(argument)) {
+            Some(path) => ThreadCount::DefaultNone(range, path),
+            None => ThreadCount::Explicit,
         };
     }
     let mut unknown = arguments.is_open();
@@ -100,7 +101,7 @@ pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall, callee: 
     let keyword = booster.thread_keyword(entry);
     // Where a missing thread count can be written: the call's keywords, or the params dict literal.
     let mut add: Option<Vec<Edit>> = None;
-    let (count, range, secondary): (ThreadCount, TextRange, Option<Site>) = match entry {
+    let (count, range, secondary): (ThreadCount<'_>, TextRange, Option<Site>) = match entry {
         BoosterEntry::Estimator => {
             add = Some(checker.fixes.add_keyword(checker.source, call, keyword));
             (from_keywords(checker, call, booster), call.func.range(), None)
@@ -143,7 +144,7 @@ pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall, callee: 
             format!("`{display}` gets its thread count from a value capslint cannot see (strict mode)"),
         )
         .label("thread count of unknown provenance"),
-        ThreadCount::DefaultNone(none_range) => {
+        ThreadCount::DefaultNone(none_range, path) => {
             // `n_jobs=None` or `"nthread": None` written here: the `None` is replaced.
             let none = none_range.filter(|at| checker.text(*at).ends_with("None")).map(|at| {
                 let end = at.end();
@@ -152,12 +153,13 @@ pub fn call<'a>(checker: &mut Checker<'_, 'a>, call: &'a ast::ExprCall, callee: 
             fix = none.map(|none| {
                 Fix::unsafe_edits(format!("Replace `None` with `{expression}`"), checker.fixes.replace(none))
             });
-            Finding::new(
+            let finding = Finding::new(
                 Rule::MissingThreadCount,
                 none_range.unwrap_or(range),
                 format!("`{display}` is given `{keyword}=None`, the library default: {default}"),
             )
-            .label("explicitly the default")
+            .label(if path.condition.is_some() { "the library default" } else { "explicitly the default" });
+            checker.point_to_path(finding, &path)
         }
         ThreadCount::Missing => {
             fix = add.map(|edits| Fix::unsafe_edits(format!("Pass `{keyword}={expression}`"), edits));
