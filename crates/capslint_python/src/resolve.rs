@@ -1332,7 +1332,7 @@ impl<'m, 'a> Resolver<'m, 'a> {
         let unknown = Resolved::of(Value::Unknown(Unknown::Other));
         let Value::Str(key) = self.eval_depth(key, at, depth + 1).value else { return unknown };
         let container = self.eval_depth(mapping, at, depth + 1);
-        let condition = format!("the default when `{}` has no `{key}`", describe(mapping));
+        let condition = format!("the default when {}", lacking(mapping, "the mapping", &key));
         match &container.value {
             Value::Dict(dict) => match dict.get(&key) {
                 Some(entry) if !dict.open => {
@@ -1371,10 +1371,7 @@ impl<'m, 'a> Resolver<'m, 'a> {
         if !matches!(self.eval_depth(object, at, depth + 1).value, Value::Unknown(_)) {
             return unknown;
         }
-        let condition = match object {
-            Expr::Name(_) | Expr::Attribute(_) => format!("the default when `{}` has no `{name}`", describe(object)),
-            _ => format!("the default when the object has no `{name}`"),
-        };
+        let condition = format!("the default when {}", lacking(object, "the object", &name));
         self.with_default(unknown, default, &condition, at, depth)
     }
 
@@ -1394,7 +1391,7 @@ impl<'m, 'a> Resolver<'m, 'a> {
     /// `value`, or the `None` that `mapping.get(key)` (the `call`, with no default) gives when the mapping
     /// has no `key`.
     fn with_implicit_none(&self, value: Resolved<'a>, call: TextRange, mapping: &Expr, key: &str) -> Resolved<'a> {
-        let condition = format!("`None` when `{}` has no `{key}`", describe(mapping));
+        let condition = format!("`None` when {}", lacking(mapping, "the mapping", key));
         self.or_on_path(value, Resolved::of(Value::None), call, &condition)
     }
 
@@ -1530,8 +1527,9 @@ fn int_arithmetic(a: i64, op: Operator, b: i64) -> Option<i64> {
     }
 }
 
-/// A mapping as a label names it: `settings`, `self.config`, else "the mapping".
-fn describe(expr: &Expr) -> String {
+/// That `container` has no `key`, as a label says it: "`settings` has no `n_jobs`" for a container
+/// written as a dotted name (`settings`, `self.config`), else "`noun` has no `n_jobs`" ("the mapping").
+fn lacking(container: &Expr, noun: &str, key: &str) -> String {
     fn dotted(expr: &Expr, depth: u32) -> Option<String> {
         match expr {
             Expr::Name(name) => Some(name.id.to_string()),
@@ -1541,7 +1539,10 @@ fn describe(expr: &Expr) -> String {
             _ => None,
         }
     }
-    dotted(expr, 0).unwrap_or_else(|| "the mapping".to_string())
+    match dotted(container, 0) {
+        Some(name) => format!("`{name}` has no `{key}`"),
+        None => format!("{noun} has no `{key}`"),
+    }
 }
 
 fn is_builtin(name: &str) -> bool {
