@@ -20,7 +20,7 @@ use super::checker::Checker;
 use super::libraries;
 use super::limits::{Cut, Limit, MAX_CALL_DEPTH};
 use super::resolve::{At, Value};
-use super::semantic::{Binding, BindingKind, ScopeId};
+use super::semantic::{Binding, BindingKind, ScopeId, is_receiver_name};
 use capslint_diagnostics::diagnostic::Finding;
 
 /// How many bytes of a function's body one unit of the file's budget pays for, each time the body is
@@ -121,7 +121,7 @@ fn may_be_called_on_a_constructed_instance(call: &ast::ExprCall) -> bool {
 /// The method's own receiver `receiver` names, when it is `self` or `cls`.
 fn own_receiver(receiver: &Expr) -> Option<&ast::ExprName> {
     match receiver {
-        Expr::Name(base) if matches!(base.id.as_str(), "self" | "cls") => Some(base),
+        Expr::Name(base) if is_receiver_name(base.id.as_str()) => Some(base),
         _ => None,
     }
 }

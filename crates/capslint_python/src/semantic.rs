@@ -157,6 +157,12 @@ impl<'a> Scope<'a> {
     }
 }
 
+/// Whether `name` is what a method's own receiver is called by convention (`self`, `cls`): the names the
+/// model and the walks read as the instance or the class a method runs on.
+pub fn is_receiver_name(name: &str) -> bool {
+    matches!(name, "self" | "cls")
+}
+
 /// The semantic model of one Python module.
 #[derive(Debug)]
 pub struct SemanticModel<'a> {
@@ -327,7 +333,7 @@ impl<'a> SemanticModel<'a> {
     /// The scope of the class whose method has `receiver` (`self` or `cls`) as a parameter, read in
     /// `scope` at `offset`.
     pub fn receiver_class(&self, receiver: &str, scope: ScopeId, offset: TextSize) -> Option<ScopeId> {
-        if !matches!(receiver, "self" | "cls") {
+        if !is_receiver_name(receiver) {
             return None;
         }
         let (method_scope, [Binding { kind: BindingKind::Parameter, .. }]) =
